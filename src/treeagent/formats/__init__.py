@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from treeagent.tree import Tree
 

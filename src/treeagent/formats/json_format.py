@@ -1,0 +1,132 @@
+"""JSON: objects and arrays are internal nodes, scalars leaves (paper 3.1, A.1, A.3).
+
+Validity is checked first by the C decoder (precise ``line:col`` errors); the tree is
+then built by one regex scan of the text with exact character offsets. An object
+member's node spans ``"key": value`` so its native text keeps the key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from treeagent.tree import Node, ParseError, Tree, index_step, key_step
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _validate(text: str) -> None:
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    start = len(text) - len(text.lstrip(" \t\r\n\ufeff"))
+    if start == len(text):
+        raise ParseError.at(text, start, "empty JSON document")
+    try:
+        _, end = decoder.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise ParseError(exc.msg, exc.lineno, exc.colno) from None
+    except ValueError as exc:  # NaN / Infinity
+        raise ParseError.at(text, start, str(exc)) from None
+    except RecursionError:
+        raise ParseError.at(text, start, "nesting too deep") from None
+    rest = len(text) - len(text[end:].lstrip(" \t\r\n"))
+    if rest < len(text):
+        raise ParseError.at(text, rest, "extra data after the JSON value")
+
+
+def _key(token: str) -> str:
+    inner = token[1:-1]
+    return json.loads(token) if "\\" in inner else inner
+
+
+def parse(text: str) -> Tree:
+    """Parse JSON text into a Tree; raises ParseError with the line:col of bad input."""
+    _validate(text)
+    root: Node | None = None
+    stack: list[Node] = []  # open containers
+    counts: list[int] = []  # children seen per open container
+    pending: list[tuple[int, str] | None] = []  # (key start, key) awaiting a value
+    expect_key = False
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        c = tok[0]
+        if c in ",:":
+            if c == "," and stack and stack[-1].kind == "object":
+                expect_key = True
+            continue
+        if c in "}]":
+            node = stack.pop()
+            counts.pop()
+            pending.pop()
+            node.end = m.end()
+            expect_key = False
+            continue
+        if expect_key and c == '"':
+            pending[-1] = (m.start(), _key(tok))
+            expect_key = False
+            continue
+        # a value: container opener or scalar
+        start = m.start()
+        step = ""
+        label: str | int | None = None
+        if stack:
+            parent = stack[-1]
+            if parent.kind == "object":
+                key_start, label = pending[-1]  # type: ignore[misc]
+                start, step = key_start, key_step(label)
+            else:
+                label = counts[-1]
+                step = index_step(label)
+            counts[-1] += 1
+        if c == "{" or c == "[":
+            node = Node("object" if c == "{" else "array", start, -1, step, label)
+        elif c == '"':
+            node = Node("string", start, m.end(), step, label, divisible=True,
+                        cut_start=m.start() + 1, cut_end=m.end() - 1, quote='"')
+        else:
+            node = Node("number" if c not in "tfn" else "literal", start, m.end(), step, label)
+        if stack:
+            stack[-1].children.append(node)
+        else:
+            root = node
+        if c == "{" or c == "[":
+            stack.append(node)
+            counts.append(0)
+            pending.append(None)
+            expect_key = c == "{"
+    assert root is not None
+    return Tree(text, root, "json", "$")
+
+
+def _escape_starts_at(text: str, i: int) -> bool:
+    """True when the backslash at ``i`` begins an escape (an even run precedes it)."""
+    run = 0
+    j = i - 1
+    while j >= 0 and text[j] == "\\":
+        run += 1
+        j -= 1
+    return run % 2 == 0
+
+
+def safe_cut(text: str, pos: int) -> bool:
+    """A cut at ``pos`` inside a JSON string keeps escapes and surrogate pairs whole (A.1)."""
+    for back in range(1, 6):
+        i = pos - back
+        if i < 0:
+            break
+        if text[i] == "\\" and _escape_starts_at(text, i):
+            length = 6 if text[i + 1 : i + 2] == "u" else 2
+            if back < length:
+                return False
+            break
+    if 0 < pos < len(text) and "\ud800" <= text[pos - 1] <= "\udbff":
+        return False  # a raw high surrogate (text decoded with surrogatepass)
+    if pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and _escape_starts_at(text, pos - 6):
+        high = text[pos - 4 : pos]
+        if _HEX4.fullmatch(high) and 0xD800 <= int(high, 16) <= 0xDBFF:
+            return False  # between the two halves of an escaped surrogate pair
+    return True
