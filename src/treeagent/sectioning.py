@@ -163,12 +163,12 @@ class Sectioner:
         out: list[Section] = []
         a = start
         while True:
-            if tok(a, end) <= budget or a >= hi_cut:
-                out.append(self._fragment(leaf, a, end))
-                return out
+            rest = tok(a, end)
             lo, hi = max(a, lo_cut) + 1, hi_cut  # candidate cut positions, inclusive
-            if lo > hi:
-                out.append(self._fragment(leaf, a, end))
+            if rest <= budget or lo > hi:
+                last = self._fragment(leaf, a, end)
+                last.atomic = rest > budget  # nothing left that may be cut
+                out.append(last)
                 return out
             # largest p with tok(a, p) <= budget (binary search over characters)
             best = lo
@@ -185,7 +185,9 @@ class Sectioner:
                 p = best
                 while p < hi_cut and not self._safe(text, p):
                     p += 1
-            out.append(self._fragment(leaf, a, p))
+            piece = self._fragment(leaf, a, p)
+            piece.atomic = tok(a, p) > budget  # no safe cut makes it fit
+            out.append(piece)
             a = p
 
     def _natural_cut(self, a: int, best: int, floor: int) -> int:

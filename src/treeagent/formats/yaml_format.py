@@ -1,0 +1,433 @@
+"""YAML: mappings and sequences are internal nodes, scalars leaves (paper 3.1, A.1, A.3).
+
+The tree is built from PyYAML's *event* stream (libyaml's ``CSafeLoader`` when present,
+else the pure-Python ``SafeLoader``). Nothing is constructed: no tag runs code and an
+alias stays an atomic ``*name`` leaf, so an expansion bomb parses into a small tree.
+
+Spans (``text[start:end]`` is a node's native serialization):
+
+* a mapping member spans ``key: value`` (from the key, including its anchor/tag, to the
+  value's end) and carries the value's kind and children; label = key, step =
+  ``key_step(key)`` (A.3). An explicit ``? key`` member starts at its ``?`` indicator.
+* a block-sequence item includes its ``-`` indicator (always: the indicator is found in
+  the gap before the item's content), so a run of sibling items reads ``- a\n- b``; a
+  flow-sequence item (``[a, b]``) spans its content only.
+* flow scalars (plain, ``'``, ``"``) are divisible leaves cut inside the quotes; block
+  scalars (``|``, ``>``) and aliases are atomic (A.1). A block scalar ends after its
+  last content line's break (after its trailing blank lines with ``+``, before the
+  break with ``-``), so its text reloads to its value. An empty value spans ``key:``.
+* one document: its root node is the tree root; several: a ``stream`` root whose
+  ``document`` children (steps ``[0]``, ``[1]``, ...) take the kind-less place of each
+  document's root node (a document node *is* its root node, spanning ``---``..``...``).
+
+Complex (collection) keys, alias keys, duplicate keys, undefined aliases and any tag
+outside the YAML core/standard set are rejected with a ``ParseError`` at line:col.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from treeagent.tree import Node, ParseError, Tree, index_step, key_step
+
+_CORE = "tag:yaml.org,2002:"
+#: Tags accepted on any node; ``!`` is the non-specific tag (plain "no tag").
+ALLOWED_TAGS = frozenset(
+    {"!"}
+    | {
+        _CORE + name
+        for name in (
+            "str", "int", "float", "bool", "null", "map", "seq", "omap", "set",
+            "pairs", "binary", "timestamp", "merge", "value",
+        )
+    }
+)
+
+_C_LOADER = getattr(yaml, "CSafeLoader", None)
+_SPACE = " \t\r\n"
+_PROP_END = " \t\r\n,[]{}"
+_MAP, _SEQ, _DOC = 0, 1, 2
+
+
+class _UseFallback(Exception):
+    """Redo with the Python parser: libyaml's marks disagree with the text (never seen)
+    or the input nests deeper than libyaml's fixed limit of 1000 levels."""
+
+
+class _Frame:
+    """An open mapping, sequence or document while events stream in."""
+
+    __slots__ = ("kind", "node", "flow", "expect_key", "key", "key_start", "key_end",
+                 "keys", "prev_end", "root", "start", "marker_end", "empty_root")
+
+    def __init__(self, kind: int, node: Node | None, flow: bool, start: int) -> None:
+        self.kind = kind
+        self.node = node
+        self.flow = flow
+        self.expect_key = kind == _MAP
+        self.key = ""
+        self.key_start = self.key_end = start
+        self.keys: set[str] = set()
+        self.prev_end = start
+        self.root: Node | None = None
+        self.start = start
+        self.marker_end = start
+        self.empty_root = False
+
+
+def _skip_properties(text: str, pos: int, end: int) -> tuple[int, int]:
+    """(content start, tag start or -1) of a node whose event starts at ``pos``.
+
+    Skips ``&anchor`` / ``!tag`` properties and the separation (spaces, line breaks,
+    comments) after them; the content start never passes ``end``.
+    """
+    n = len(text)
+    i = pos
+    tag_at = -1
+    while i < n and text[i] in "&!":
+        if text[i] == "!":
+            tag_at = i
+        if text.startswith("!<", i):
+            close = text.find(">", i)
+            i = n if close < 0 else close + 1
+        else:
+            while i < n and text[i] not in _PROP_END:
+                i += 1
+        while i < n:
+            c = text[i]
+            if c in _SPACE:
+                i += 1
+            elif c == "#":
+                nl = text.find("\n", i)
+                i = n if nl < 0 else nl + 1
+            else:
+                break
+    return min(i, max(end, pos)), tag_at
+
+
+def _find_indicator(text: str, lo: int, hi: int, indicator: str) -> int:
+    """Position of a block-sequence ``-`` (or explicit-key ``?``) in the gap ``[lo, hi)``
+    before an item's (key's) content; the gap holds only separation, comments, flow
+    punctuation, the indicator and, for a first child, the parent's own properties.
+    ``hi`` when absent."""
+    i = lo
+    dash = hi
+    while i < hi:
+        c = text[i]
+        if c == indicator:
+            dash = i
+            i += 1
+        elif c == "#":
+            nl = text.find("\n", i, hi)
+            i = hi if nl < 0 else nl + 1
+        elif c in "&!":
+            while i < hi and text[i] not in _SPACE:
+                i += 1
+        else:
+            i += 1
+    return dash
+
+
+class _Builder:
+    """Turns one event stream into nodes, iteratively (deep nesting is fine)."""
+
+    def __init__(self, text: str, offset: int, checked: bool) -> None:
+        self.text = text
+        self.off = offset
+        self.checked = checked  # verify marks against the text (libyaml)
+        self.stack: list[_Frame] = []
+        self.docs: list[tuple[Node, int, int, bool]] = []
+        self.anchors: set[str] = set()
+
+    # -- helpers ----------------------------------------------------------------
+    def _error(self, pos: int, message: str) -> ParseError:
+        return ParseError.at(self.text, pos, message)
+
+    def _check_tag(self, tag: str | None, pos: int, end: int) -> None:
+        if tag is None or tag in ALLOWED_TAGS:
+            return
+        _, tag_at = _skip_properties(self.text, pos, end)
+        at = tag_at if tag_at >= 0 else pos
+        shown = tag
+        if tag_at >= 0:
+            stop = tag_at
+            while stop < len(self.text) and self.text[stop] not in _PROP_END:
+                stop += 1
+            shown = self.text[tag_at:stop]
+        elif tag.startswith(_CORE):
+            shown = "!!" + tag[len(_CORE):]
+        raise self._error(at, f"unsupported YAML tag {shown!r}")
+
+    def _anchor(self, anchor: str | None) -> None:
+        if anchor is not None:
+            self.anchors.add(anchor)
+
+    def _attach(self, node: Node) -> None:
+        top = self.stack[-1]
+        if top.kind == _MAP:
+            node.start = top.key_start
+            if node.end < top.key_end:
+                node.end = top.key_end
+            node.label = top.key
+            node.step = key_step(top.key)
+            top.expect_key = True
+            top.prev_end = node.end
+            top.node.children.append(node)  # type: ignore[union-attr]
+        elif top.kind == _SEQ:
+            parent = top.node
+            assert parent is not None
+            i = len(parent.children)
+            node.label = i
+            node.step = index_step(i)
+            if not top.flow:
+                node.start = _find_indicator(self.text, top.prev_end, node.start, "-")
+            top.prev_end = node.end
+            parent.children.append(node)
+        else:
+            top.root = node
+
+    # -- events -----------------------------------------------------------------
+    def scalar(self, ev: yaml.ScalarEvent) -> None:
+        text = self.text
+        s = ev.start_mark.index + self.off
+        e = ev.end_mark.index + self.off
+        self._check_tag(ev.tag, s, e)
+        self._anchor(ev.anchor)
+        style = ev.style or ""
+        value: str = ev.value
+        top = self.stack[-1]
+        cs = s
+        if text[s : s + 1] in ("&", "!"):
+            cs, _ = _skip_properties(text, s, e)
+        if self.checked and style in ("", "'", '"') and value and cs < e:
+            first = style or value[0]
+            if text[cs] != first:
+                raise _UseFallback
+        if top.kind == _MAP and top.expect_key:
+            if value in top.keys:
+                raise self._error(s, f"duplicate key {value!r}")
+            top.keys.add(value)
+            start = s
+            if top.prev_end < s and "?" in text[top.prev_end : s]:
+                start = _find_indicator(text, top.prev_end, s, "?")
+            top.key, top.key_start, top.key_end = value, start, e
+            top.expect_key = False
+            return
+        empty = not value and not style and s == e
+        if style in ("|", ">"):
+            header_end = text.find("\n", cs, e)
+            header = text[cs : e if header_end < 0 else header_end].split("#", 1)[0]
+            end = e
+            if "+" not in header:  # clip or strip: drop trailing blank lines
+                while end > cs + 1 and text[end - 1] in _SPACE:
+                    end -= 1
+                while end < e and text[end] in " \t":  # spaces ending the last line stay
+                    end += 1
+                if "-" not in header:  # clip keeps the final line break: it is content
+                    brk = 2 if text.startswith("\r\n", end) else 1
+                    if end + brk <= e and text[end : end + brk] in ("\n", "\r\n", "\r"):
+                        end += brk
+            node = Node("scalar", s, end, atomic=True)
+        elif style:  # quoted
+            node = Node("scalar", s, e, divisible=e - cs > 2, cut_start=cs + 1,
+                        cut_end=e - 1, quote=style)
+        elif empty:
+            if top.kind == _MAP:
+                # the mark of an empty value may sit at the next token: end at the ":"
+                i = top.key_end
+                while i < len(text) and text[i] in " \t":
+                    i += 1
+                s = e = i + 1 if text[i : i + 1] == ":" else top.key_end
+            node = Node("scalar", s, e, cut_start=e, cut_end=e)
+        else:
+            node = Node("scalar", s, e, divisible=e > cs, cut_start=cs, cut_end=e)
+        if top.kind == _DOC:
+            top.empty_root = empty
+        self._attach(node)
+
+    def alias(self, ev: yaml.AliasEvent) -> None:
+        s = ev.start_mark.index + self.off
+        e = ev.end_mark.index + self.off
+        top = self.stack[-1]
+        if top.kind == _MAP and top.expect_key:
+            raise self._error(s, f"alias '*{ev.anchor}' used as a mapping key is not supported")
+        if ev.anchor not in self.anchors:
+            raise self._error(s, f"undefined alias '*{ev.anchor}'")
+        if self.checked and self.text[s : s + 1] != "*":
+            raise _UseFallback
+        self._attach(Node("alias", s, e, atomic=True))
+
+    def collection_start(self, ev: yaml.CollectionStartEvent, kind: int) -> None:
+        s = ev.start_mark.index + self.off
+        e = ev.end_mark.index + self.off
+        top = self.stack[-1]
+        if top.kind == _MAP and top.expect_key:
+            raise self._error(s, "complex mapping key (a mapping or sequence as a key) "
+                              "is not supported")
+        self._check_tag(ev.tag, s, e)
+        self._anchor(ev.anchor)
+        node = Node("mapping" if kind == _MAP else "sequence", s, s)
+        self.stack.append(_Frame(kind, node, bool(ev.flow_style), s))
+
+    def collection_end(self, ev: yaml.CollectionEndEvent) -> None:
+        frame = self.stack.pop()
+        node = frame.node
+        assert node is not None
+        e = ev.end_mark.index + self.off
+        close = "}" if frame.kind == _MAP else "]"
+        if frame.flow and e > node.start and self.text[e - 1] == close:
+            node.end = e
+        elif node.children:
+            node.end = node.children[-1].end
+        else:
+            node.end = max(node.start, e)
+        self._attach(node)
+
+    def document_start(self, ev: yaml.DocumentStartEvent) -> None:
+        s = ev.start_mark.index + self.off
+        frame = _Frame(_DOC, None, False, s if ev.explicit else -1)
+        frame.marker_end = ev.end_mark.index + self.off
+        self.stack.append(frame)
+        self.anchors = set()
+
+    def document_end(self, ev: yaml.DocumentEndEvent) -> None:
+        frame = self.stack.pop()
+        root = frame.root
+        assert root is not None
+        if frame.empty_root and frame.start >= 0:
+            root.start = root.end = root.cut_start = root.cut_end = frame.marker_end
+        start = frame.start if frame.start >= 0 else root.start
+        end = ev.end_mark.index + self.off if ev.explicit else root.end
+        self.docs.append((root, start, max(end, root.end), frame.empty_root))
+
+    def tree(self) -> Tree:
+        if not self.docs or (len(self.docs) == 1 and self.docs[0][3]):
+            raise self._error(0, "empty YAML document")
+        if len(self.docs) == 1:
+            return Tree(self.text, self.docs[0][0], "yaml", "$")
+        children = []
+        for i, (node, start, end, _) in enumerate(self.docs):
+            node.kind, node.start, node.end = "document", start, end
+            node.label, node.step = i, index_step(i)
+            children.append(node)
+        root = Node("stream", children[0].start, children[-1].end, children=children)
+        return Tree(self.text, root, "yaml", "$")
+
+
+def _yaml_error(text: str, exc: yaml.YAMLError, offset: int) -> ParseError:
+    """A PyYAML/libyaml error as a ParseError at its 1-based line:col."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        message = exc.problem or exc.context or "invalid YAML"
+        if exc.problem and exc.context:
+            message = f"{exc.problem} ({exc.context})"
+        mark = exc.problem_mark or exc.context_mark
+        if mark is None:
+            return ParseError(message, 1, 1)
+        # from the character offset: libyaml's line/column at the end of a stream without
+        # a final newline point one line too far; elsewhere both agree
+        return ParseError.at(text, mark.index + offset, message)
+    if isinstance(exc, yaml.reader.ReaderError):
+        pos = exc.position
+        if exc.encoding != "unicode":  # libyaml reports a byte offset into UTF-8
+            pos = len(text.encode("utf-8", "surrogatepass")[:pos].decode("utf-8", "ignore"))
+        return ParseError.at(text, pos, str(exc.reason))
+    return ParseError(str(exc), 1, 1)
+
+
+def _build(text: str, loader: type, checked: bool) -> Tree:
+    offset = 1 if checked and text.startswith("\ufeff") else 0  # libyaml skips the BOM
+    builder = _Builder(text, offset, checked)
+    stack = builder.stack
+    handlers = {
+        yaml.ScalarEvent: builder.scalar,
+        yaml.AliasEvent: builder.alias,
+        yaml.MappingStartEvent: lambda ev: builder.collection_start(ev, _MAP),
+        yaml.SequenceStartEvent: lambda ev: builder.collection_start(ev, _SEQ),
+        yaml.MappingEndEvent: builder.collection_end,
+        yaml.SequenceEndEvent: builder.collection_end,
+        yaml.DocumentStartEvent: builder.document_start,
+        yaml.DocumentEndEvent: builder.document_end,
+    }
+    try:
+        for ev in yaml.parse(text, Loader=loader):
+            handler = handlers.get(type(ev))
+            if handler is not None:
+                handler(ev)
+    except yaml.YAMLError as exc:
+        if checked and "maximum nesting depth" in str(getattr(exc, "problem", "")):
+            raise _UseFallback from None
+        raise _yaml_error(text, exc, offset) from None
+    except UnicodeEncodeError as exc:  # a lone surrogate cannot reach libyaml
+        raise ParseError.at(text, exc.start, "invalid character (lone surrogate)") from None
+    assert not stack
+    return builder.tree()
+
+
+def parse(text: str) -> Tree:
+    """Parse YAML text (one document or a stream) into a Tree; raises ParseError."""
+    if _C_LOADER is not None:
+        try:
+            return _build(text, _C_LOADER, True)
+        except _UseFallback:
+            pass
+    return _build(text, yaml.SafeLoader, False)
+
+
+def _escape_starts_at(text: str, i: int) -> bool:
+    """True when the backslash at ``i`` begins an escape (an even run precedes it)."""
+    run = 0
+    j = i - 1
+    while j >= 0 and text[j] == "\\":
+        run += 1
+        j -= 1
+    return run % 2 == 0
+
+
+def _escape_len(text: str, i: int) -> int:
+    nxt = text[i + 1 : i + 2]
+    if nxt == "x":
+        return 4
+    if nxt == "u":
+        return 6
+    if nxt == "U":
+        return 10
+    if nxt == "\r" and text[i + 2 : i + 3] == "\n":
+        return 3
+    return 2
+
+
+def _is_hex(s: str) -> bool:
+    return bool(s) and all(c in "0123456789abcdefABCDEF" for c in s)
+
+
+def safe_cut(text: str, pos: int) -> bool:
+    """May SplitText cut at ``pos``? Never inside a double-quoted escape (``\\n``,
+    ``\\x41``, ``\\u263A``, ``\\U0001F600``, ``\\`` + line break), between the halves
+    of a surrogate pair (raw or escaped), inside a single-quoted ``''`` or a CRLF (A.1).
+
+    Backslashes are judged as escapes wherever they are (conservative outside ``"``).
+    """
+    if pos <= 0 or pos >= len(text):
+        return True
+    for back in range(1, 10):
+        i = pos - back
+        if i < 0:
+            break
+        if text[i] == "\\" and _escape_starts_at(text, i):
+            if back < _escape_len(text, i):
+                return False
+            break
+    before, after = text[pos - 1], text[pos]
+    if before == "'" and after == "'":
+        return False
+    if before == "\r" and after == "\n":
+        return False
+    if "\ud800" <= before <= "\udbff" and "\udc00" <= after <= "\udfff":
+        return False
+    if (pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and text[pos : pos + 2] == "\\u"
+            and _escape_starts_at(text, pos - 6)):
+        high, low = text[pos - 4 : pos], text[pos + 2 : pos + 6]
+        if (_is_hex(high) and _is_hex(low) and len(low) == 4
+                and 0xD800 <= int(high, 16) <= 0xDBFF and 0xDC00 <= int(low, 16) <= 0xDFFF):
+            return False
+    return True

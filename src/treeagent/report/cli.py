@@ -1,0 +1,149 @@
+"""``treeagent score|query|report`` (paper 4.2-4.5, C.4-C.5).
+
+Heavy libraries (duckdb, pandas, pyarrow, matplotlib) are imported inside the command
+functions so that ``treeagent --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from treeagent.scoring import TASKS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``score``, ``query`` and ``report`` subcommands."""
+    p = sub.add_parser("score", help="score one response against a JSON reference (C.4)")
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--reference", required=True, help="reference answer as JSON text")
+    p.add_argument("--prediction", required=True, help="raw model response ('-': stdin)")
+    p.add_argument("--explain", action="store_true",
+                   help="print the extracted answer, its values and the score as JSON")
+    p.set_defaults(func=run_score)
+
+    p = sub.add_parser("query", help="run SQL over the DuckDB views of runs/ and validated/")
+    p.add_argument("sql")
+    p.add_argument("--db", help="DuckDB file (e.g. reports/treeagent.duckdb); default: "
+                                "fresh in-memory views over the Parquet files under --root")
+    p.add_argument("--root", default=".", help="project root holding runs/ and validated/")
+    p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+    p.add_argument("--max-rows", type=int, default=200, help="rows to print (default 200)")
+    p.set_defaults(func=run_query)
+
+    p = sub.add_parser("report", help="write Tables 1/3/4, Figures 2/3 and metrics.json")
+    p.add_argument("--scores", default=None, help="scored Parquet file, folder or glob "
+                                                  "(default: runs/**/scores*.parquet)")
+    p.add_argument("--out", default="reports", help="output folder (default reports/)")
+    p.add_argument("--dataset", default="json",
+                   help="dataset for Figure 3, Tables 3-4 and the match rate (default json)")
+    p.set_defaults(func=run_report)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from treeagent.scoring import extract_answer, score, split_values
+
+    try:
+        reference = json.loads(args.reference)
+    except json.JSONDecodeError as exc:
+        return _fail(f"--reference: {exc.msg} (line {exc.lineno} column {exc.colno})")
+    prediction = sys.stdin.read() if args.prediction == "-" else args.prediction
+    try:
+        value = score(args.task, reference, prediction)
+    except ValueError as exc:
+        return _fail(f"--reference: {exc}")
+    if args.explain:
+        answer = extract_answer(prediction)
+        print(json.dumps({"answer": answer, "values": split_values(answer), "score": value},
+                         ensure_ascii=False))
+    else:
+        print(round(value, 6))
+    return 0
+
+
+def _text(value: Any) -> str:
+    return "NULL" if value is None else str(value)
+
+
+def format_plain(columns: list[str], rows: list[tuple]) -> str:
+    """An aligned plain-text table (header, rule, rows)."""
+    cells = [[_text(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def run_query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from treeagent.report import db
+
+    try:
+        con = db.connect(args.db, args.root)
+    except (FileNotFoundError, duckdb.Error) as exc:
+        return _fail(f"--db: {exc}" if args.db else str(exc))
+    try:
+        result = con.execute(args.sql)
+        if result.description is None:
+            return 0
+        columns = [d[0] for d in result.description]
+        rows = result.fetchmany(args.max_rows + 1)
+    except duckdb.Error as exc:
+        return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    finally:
+        con.close()
+    more = len(rows) > args.max_rows
+    rows = rows[: args.max_rows]
+    if sys.stdout.isatty() and not args.plain:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(*columns)
+        for row in rows:
+            table.add_row(*[_text(v) for v in row])
+        Console().print(table)
+    else:
+        print(format_plain(columns, rows))
+    print(f"({len(rows)}{'+' if more else ''} row{'' if len(rows) == 1 else 's'})")
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import duckdb
+
+    from treeagent.report import db
+    from treeagent.report.render import build_report
+
+    source = args.scores or db.DEFAULT_SCORES
+    files = db.scored_files(source)
+    if not files:
+        return _fail(f"--scores: no Parquet files match {source}")
+    try:
+        scores = db.load_scores(files)
+        if scores.empty:
+            return _fail(f"--scores: {source} holds no scored rows")
+        metrics = build_report(scores, args.out, dataset=args.dataset)
+    except (ValueError, OSError) as exc:
+        return _fail(str(exc))
+    views = db.discover(".")
+    views["scores"] = files
+    try:
+        db.write_database(Path(args.out) / "treeagent.duckdb", views)
+    except (duckdb.Error, OSError) as exc:
+        return _fail(f"{args.out}/treeagent.duckdb: {exc}")
+    mean = metrics.get("agent_mean", {})
+    summary = ", ".join(f"{m} {v:.2f}" if v is not None else f"{m} —" for m, v in mean.items())
+    print(f"wrote {args.out}/report.md, index.html, figures/, metrics.json"
+          f" ({metrics['rows']} rows; agent mean AVG.: {summary})")
+    return 0

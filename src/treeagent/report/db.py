@@ -1,0 +1,154 @@
+"""The DuckDB layout: views over the Parquet outputs under ``runs/`` and ``validated/``.
+
+* Every Parquet file under ``runs/`` and ``validated/`` belongs to one view named after
+  its file stem (lower-cased, non-identifier characters -> ``_``, a trailing shard number
+  such as ``-000`` dropped; ``part-0.parquet``/``data_0.parquet`` and hive ``k=v`` folders
+  take the name of the folder above). Files whose stem starts with ``scores`` form the
+  ``scores`` view (scored rows, :mod:`treeagent.report.schema`). A name found under both
+  roots becomes ``runs_<name>`` and ``validated_<name>``. Files of one view are read with
+  ``union_by_name``.
+* When ``scores`` exists two derived views follow: ``cells`` (C.4 step 1: mean score
+  and count per dataset, task, length, agent, method) and ``paired`` (TreeAgent vs Flat
+  on matched examples with ``diff`` = score difference).
+* ``treeagent query`` without ``--db`` builds these views in memory over the files that
+  exist now (never stale). ``treeagent report`` also saves them, views only and no data,
+  to ``reports/treeagent.duckdb``; its paths are relative, so query it from the project
+  root (``treeagent query --db reports/treeagent.duckdb``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+ROOTS: tuple[str, ...] = ("runs", "validated")
+DEFAULT_DB = Path("reports") / "treeagent.duckdb"
+DEFAULT_SCORES = "runs/**/scores*.parquet"
+
+DERIVED = {
+    "cells": """SELECT dataset, task, length, agent, method,
+                       avg(score) AS score, count(*) AS n
+                FROM scores GROUP BY ALL""",
+    "paired": """SELECT t.dataset, t.task, t.length, t.agent, t.example_id,
+                        t.score AS treeagent_score, f.score AS flat_score,
+                        t.score - f.score AS diff,
+                        t.calls AS treeagent_calls, f.calls AS flat_calls,
+                        t.input_tokens AS treeagent_input_tokens,
+                        f.input_tokens AS flat_input_tokens,
+                        t.sections AS treeagent_sections,
+                        coalesce(t.flat_sections, f.sections) AS flat_sections
+                 FROM scores t JOIN scores f USING (dataset, example_id, agent)
+                 WHERE t.method = 'treeagent' AND f.method = 'flat'""",
+}
+
+_SHARD = re.compile(r"[-_.]?\d+$")
+
+
+def view_name(path: Path) -> str:
+    """The view a Parquet file belongs to (rules in the module docstring)."""
+    stem = path.name.removesuffix(".parquet").lower()
+    if stem.startswith("scores"):
+        return "scores"
+    name = _SHARD.sub("", stem)
+    parent = path.parent
+    while (name in {"", "part", "data"} or "=" in name) and parent != parent.parent:
+        while "=" in parent.name:
+            parent = parent.parent
+        name, parent = parent.name.lower(), parent.parent
+    name = re.sub(r"\W+", "_", name).strip("_") or "data"
+    return f"t_{name}" if name[0].isdigit() else name
+
+
+def discover(root: str | Path = ".") -> dict[str, list[str]]:
+    """View name -> Parquet files (paths as found from ``root``), over ``runs/``, ``validated/``."""
+    base = Path(root)
+    found: dict[str, dict[str, list[str]]] = {}
+    for top in ROOTS:
+        for path in sorted((base / top).rglob("*.parquet")):
+            if any(part.startswith(".") for part in path.relative_to(base).parts):
+                continue
+            found.setdefault(view_name(path), {}).setdefault(top, []).append(str(path))
+    views: dict[str, list[str]] = {}
+    for name, by_root in found.items():
+        if len(by_root) == 1 or name == "scores":
+            views[name] = [f for files in by_root.values() for f in files]
+        else:
+            for top, files in by_root.items():
+                views[f"{top}_{name}"] = files
+    return views
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def create_views(con: Any, views: dict[str, list[str]]) -> list[str]:
+    """Create (or replace) the views on a DuckDB connection; returns their names."""
+    names = []
+    for name, files in sorted(views.items()):
+        listed = ", ".join(_quote(f) for f in files)
+        con.execute(
+            f'CREATE OR REPLACE VIEW "{name}" AS '
+            f"SELECT * FROM read_parquet([{listed}], union_by_name = true)"
+        )
+        names.append(name)
+    if "scores" in views:
+        for name, sql in DERIVED.items():
+            con.execute(f'CREATE OR REPLACE VIEW "{name}" AS {sql}')
+            names.append(name)
+    return names
+
+
+def connect(db: str | Path | None = None, root: str | Path = "."):
+    """A DuckDB connection: ``db`` opened read-only, else in-memory views over ``root``."""
+    import duckdb
+
+    if db is not None:
+        if not Path(db).exists():
+            raise FileNotFoundError(f"{db}: no such database")
+        return duckdb.connect(str(db), read_only=True)
+    con = duckdb.connect()
+    create_views(con, discover(root))
+    return con
+
+
+def write_database(path: str | Path, views: dict[str, list[str]]) -> Path:
+    """Save the views (no data) to a DuckDB file, replacing any older one."""
+    import duckdb
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (out, out.with_name(out.name + ".wal")):
+        stale.unlink(missing_ok=True)
+    con = duckdb.connect(str(out))
+    try:
+        create_views(con, views)
+    finally:
+        con.close()
+    return out
+
+
+def scored_files(source: str | Path) -> list[str]:
+    """Parquet files named by a path, a folder (all ``*.parquet`` below it) or a glob."""
+    import glob
+
+    text = str(source)
+    if any(c in text for c in "*?["):
+        return sorted(glob.glob(text, recursive=True))
+    path = Path(text)
+    if path.is_dir():
+        return sorted(str(p) for p in path.rglob("*.parquet"))
+    return [text] if path.is_file() else []
+
+
+def load_scores(files: list[str]):
+    """Scored rows from Parquet files as a pandas DataFrame with the scored-row columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from treeagent.report.schema import SCORED_SCHEMA, conform
+
+    tables = [conform(pq.read_table(f)) for f in files]
+    table = pa.concat_tables(tables) if tables else SCORED_SCHEMA.empty_table()
+    return table.to_pandas()

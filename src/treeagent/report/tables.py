@@ -1,0 +1,315 @@
+"""Aggregations behind Tables 1, 3, 4 and Figures 2-3 (paper 4.3-4.5, Appendix C.4-C.5).
+
+Input is a pandas DataFrame of scored rows (:mod:`treeagent.report.schema`); scores are
+in [0, 1] and every table returns percentages. Aggregation is exactly C.4: the mean over
+examples in each (dataset, task, length, agent, method) cell, then each dataset's score
+averages its (task, length) cells equally, then datasets equally, then agents equally.
+
+Missing data stays missing (NaN, rendered "—"): an aggregate is NaN unless every cell
+it averages is present. The cells an aggregate needs are those observed for that dataset
+under any agent and method, and the datasets and agents are those observed anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+METHODS: tuple[str, ...] = ("flat", "tree", "tree+path", "treeagent")
+METHOD_NAMES = {"flat": "Flat", "tree": "Tree", "tree+path": "Tree+Path", "treeagent": "TreeAgent"}
+DATASETS: tuple[str, ...] = ("json", "html", "yaml", "javascript")
+DATASET_NAMES = {"json": "JSON", "html": "HTML", "yaml": "YAML", "javascript": "JavaScript"}
+AGENTS: tuple[str, ...] = ("memagent", "infmem", "memreread", "rememr1")
+AGENT_NAMES = {"memagent": "MemAgent", "infmem": "InfMem", "memreread": "MemReread",
+               "rememr1": "ReMemR1"}
+TASK_NAMES = {
+    "one_field": "1 Field", "two_fields": "2 Fields", "four_fields": "4 Fields",
+    "two_records": "2 Records", "four_records": "4 Records",
+    "conditional_count": "Conditional Count", "most_frequent": "Frequent Values",
+    "numeric_extremum": "Numeric Extremum",
+}
+KEY = ["dataset", "task", "length", "agent", "method"]
+Z95 = 1.96
+
+
+def ordered(values: Any, canonical: tuple[str, ...]) -> list[Any]:
+    """Distinct values, canonical ones first in canonical order, the rest sorted."""
+    present = set(values)
+    return [v for v in canonical if v in present] + sorted(present - set(canonical), key=str)
+
+
+def task_order(values: Any) -> list[str]:
+    from treeagent.scoring import TASKS
+
+    return ordered(values, TASKS)
+
+
+def length_label(n: int) -> str:
+    """8192 -> "8K", 1048576 -> "1M"."""
+    n = int(n)
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1 << 10 and n % (1 << 10) == 0:
+        return f"{n >> 10}K"
+    return str(n)
+
+
+def _mean_or_nan(values: list[float]) -> float:
+    """Equal-weight mean; NaN if empty or any value is missing."""
+    if not values or any(v is None or math.isnan(v) for v in values):
+        return math.nan
+    return sum(values) / len(values)
+
+
+def _sql(query: str, params: dict[str, Any] | None = None, **frames: pd.DataFrame
+         ) -> pd.DataFrame:
+    """Run DuckDB SQL over the given DataFrames (registered under their keyword names)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        for name, frame in frames.items():
+            con.register(name, frame)
+        return con.execute(query, params or {}).df()
+    finally:
+        con.close()
+
+
+def check_scores(scores: pd.DataFrame) -> None:
+    """Refuse inputs that would be averaged wrongly: duplicate rows, mixed model revisions."""
+    dup = scores.duplicated(["dataset", "example_id", "agent", "method"], keep=False)
+    if dup.any():
+        row = scores[dup].iloc[0]
+        raise ValueError(
+            f"{int(dup.sum())} duplicate scored rows, e.g. {row['dataset']}/{row['example_id']}"
+            f" {row['agent']}/{row['method']}"
+        )
+    if {"model", "model_revision"} <= set(scores.columns):
+        models = scores[["agent", "model", "model_revision"]].drop_duplicates()
+        counts = models.groupby("agent", dropna=False).size()
+        mixed = counts[counts > 1]
+        if len(mixed):
+            raise ValueError(
+                f"agent {mixed.index[0]!r} mixes {int(mixed.iloc[0])} model revisions;"
+                " select one revision per agent"
+            )
+
+
+def cell_means(scores: pd.DataFrame) -> pd.DataFrame:
+    """C.4 step 1: mean score and example count per (dataset, task, length, agent, method)."""
+    return _sql(
+        """SELECT dataset, task, length, agent, method,
+                  avg(score) AS score, count(*) AS n
+           FROM scores GROUP BY ALL ORDER BY ALL""",
+        scores=scores[KEY + ["score"]],
+    )
+
+
+def _cell_dict(cells: pd.DataFrame) -> dict[tuple, float]:
+    return {tuple(r[:5]): float(r[5]) for r in cells[KEY + ["score"]].itertuples(index=False)}
+
+
+@dataclass
+class Design:
+    """What was observed: the cells each dataset needs, and the agents/methods present."""
+
+    datasets: list[str]
+    agents: list[str]
+    methods: list[str]
+    grid: dict[str, list[tuple[str, int]]]  # dataset -> observed (task, length) pairs
+
+    @classmethod
+    def of(cls, cells: pd.DataFrame) -> Design:
+        grid: dict[str, list[tuple[str, int]]] = {}
+        for ds, group in cells.groupby("dataset"):
+            seen = {(t, int(n)) for t, n in zip(group["task"], group["length"])}
+            rank = {t: i for i, t in enumerate(task_order({t for t, _ in seen}))}
+            grid[str(ds)] = sorted(seen, key=lambda p: (rank[p[0]], p[1]))
+        return cls(
+            datasets=ordered(cells["dataset"], DATASETS),
+            agents=ordered(cells["agent"], AGENTS),
+            methods=ordered(cells["method"], METHODS),
+            grid=grid,
+        )
+
+    @property
+    def tasks(self) -> list[str]:
+        return task_order({t for pairs in self.grid.values() for t, _ in pairs})
+
+    @property
+    def lengths(self) -> list[int]:
+        return sorted({n for pairs in self.grid.values() for _, n in pairs})
+
+
+def dataset_score(cells: dict[tuple, float], design: Design, dataset: str, agent: str,
+                  method: str) -> float:
+    """C.4 step 2 (fraction): equal mean over the dataset's (task, length) cells."""
+    values = [cells.get((dataset, t, n, agent, method), math.nan)
+              for t, n in design.grid.get(dataset, [])]
+    return _mean_or_nan(values)
+
+
+@dataclass
+class Table1:
+    """Mean answer scores (%) by agent x method x dataset, AVG., and the agent-mean group."""
+
+    datasets: list[str]
+    methods: list[str]
+    agents: list[str]
+    scores: dict[tuple[str, str], dict[str, float]]  # (agent | "mean", method) -> column -> %
+
+    def value(self, agent: str, method: str, column: str) -> float:
+        return self.scores.get((agent, method), {}).get(column, math.nan)
+
+
+def table1(cells: pd.DataFrame) -> Table1:
+    """Table 1 (4.3): dataset scores, AVG. over datasets, then the mean over agents."""
+    design = Design.of(cells)
+    lookup = _cell_dict(cells)
+    scores: dict[tuple[str, str], dict[str, float]] = {}
+    for method in design.methods:
+        for agent in design.agents:
+            row = {ds: 100 * dataset_score(lookup, design, ds, agent, method)
+                   for ds in design.datasets}
+            row["avg"] = _mean_or_nan([row[ds] for ds in design.datasets])
+            scores[(agent, method)] = row
+        scores[("mean", method)] = {
+            col: _mean_or_nan([scores[(a, method)][col] for a in design.agents])
+            for col in [*design.datasets, "avg"]
+        }
+    return Table1(design.datasets, design.methods, design.agents, scores)
+
+
+def length_curve(cells: pd.DataFrame, methods: tuple[str, ...] = ("flat", "treeagent")
+                 ) -> pd.DataFrame:
+    """Figure 2 data (%): per agent, method and length, tasks equally then datasets equally."""
+    design = Design.of(cells)
+    lookup = _cell_dict(cells)
+    rows = []
+    for agent in design.agents:
+        for method in [m for m in methods if m in design.methods]:
+            for n in design.lengths:
+                per_ds = []
+                for ds in design.datasets:
+                    tasks = [t for t, m in design.grid[ds] if m == n]
+                    if tasks:
+                        per_ds.append(_mean_or_nan(
+                            [lookup.get((ds, t, n, agent, method), math.nan) for t in tasks]))
+                rows.append({"agent": agent, "method": method, "length": n,
+                             "score": 100 * _mean_or_nan(per_ds)})
+    return pd.DataFrame(rows, columns=["agent", "method", "length", "score"])
+
+
+def task_gains(cells: pd.DataFrame, dataset: str = "json") -> pd.DataFrame:
+    """Figure 3 data (%): TreeAgent - Flat per agent and task, lengths weighted equally.
+
+    Includes an ``agent == "mean"`` row per task (agents weighted equally).
+    """
+    design = Design.of(cells)
+    lookup = _cell_dict(cells)
+    grid = design.grid.get(dataset, [])
+    rows = []
+    for task in task_order({t for t, _ in grid}):
+        lengths = [n for t, n in grid if t == task]
+        gains = []
+        for agent in design.agents:
+            means = [_mean_or_nan([lookup.get((dataset, task, n, agent, m), math.nan)
+                                   for n in lengths]) for m in ("treeagent", "flat")]
+            gains.append(100 * (means[0] - means[1]))
+            rows.append({"agent": agent, "task": task, "gain": gains[-1]})
+        rows.append({"agent": "mean", "task": task, "gain": _mean_or_nan(gains)})
+    return pd.DataFrame(rows, columns=["agent", "task", "gain"])
+
+
+def pairs(scores: pd.DataFrame, dataset: str = "json", a: str = "treeagent",
+          b: str = "flat") -> pd.DataFrame:
+    """Matched examples: one row per (agent, example) scored under both methods ``a``, ``b``."""
+    cols = ["dataset", "example_id", "task", "length", "agent", "method", "score", "calls",
+            "input_tokens", "sections", "flat_sections"]
+    frame = scores.reindex(columns=cols)
+    return _sql(
+        """SELECT x.agent, x.example_id, x.task, x.length,
+                  x.score AS score_a, y.score AS score_b,
+                  x.calls AS calls_a, y.calls AS calls_b,
+                  x.input_tokens AS input_tokens_a, y.input_tokens AS input_tokens_b,
+                  x.sections AS sections_a,
+                  coalesce(x.flat_sections, y.sections) AS flat_sections
+           FROM s x JOIN s y USING (dataset, example_id, agent)
+           WHERE x.dataset = $ds AND x.method = $a AND y.method = $b
+           ORDER BY x.agent, x.example_id""",
+        {"ds": dataset, "a": a, "b": b},
+        s=frame,
+    )
+
+
+def computation_ratios(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFrame:
+    """Table 3 (C.5): sum over matched examples of TreeAgent / Flat calls and input tokens."""
+    p = pairs(scores, dataset)
+    rows = []
+    for agent in ordered(scores["agent"], AGENTS):
+        g = p[p["agent"] == agent]
+        row: dict[str, Any] = {"agent": agent, "n": len(g)}
+        for q in ("calls", "input_tokens"):
+            ok = g[[f"{q}_a", f"{q}_b"]].dropna()
+            den = float(ok[f"{q}_b"].sum())
+            row[q] = float(ok[f"{q}_a"].sum()) / den if len(ok) and den else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["agent", "n", "calls", "input_tokens"])
+
+
+def paired_differences(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFrame:
+    """Table 4 (C.5): mean TreeAgent - Flat (%) over matched examples, 95% normal CI.
+
+    CI = mean +- 1.96 * sd / sqrt(n) with the sample standard deviation (ddof = 1).
+    """
+    p = pairs(scores, dataset)
+    rows = []
+    for agent in ordered(scores["agent"], AGENTS):
+        d = 100 * (p.loc[p["agent"] == agent, "score_a"] - p.loc[p["agent"] == agent, "score_b"])
+        n = len(d)
+        mean = float(d.mean()) if n else math.nan
+        half = Z95 * float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+        rows.append({"agent": agent, "n": n, "diff": mean, "lo": mean - half, "hi": mean + half})
+    return pd.DataFrame(rows, columns=["agent", "n", "diff", "lo", "hi"])
+
+
+def section_match_rate(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFrame:
+    """4.5 / C.5: share (%) of TreeAgent examples whose section count equals Flat's.
+
+    Flat's count is the row's ``flat_sections`` (T_flat), else the matched Flat row's
+    ``sections``; examples where either count is unknown are left out. ``agent ==
+    "mean"`` weights agents equally (the paper's 74.8%).
+    """
+    frame = scores.reindex(columns=["dataset", "example_id", "agent", "method", "sections",
+                                    "flat_sections"])
+    t = _sql(
+        """SELECT x.agent, x.sections AS s, coalesce(x.flat_sections, y.sections) AS f
+           FROM s x LEFT JOIN s y ON y.dataset = x.dataset AND y.example_id = x.example_id
+                AND y.agent = x.agent AND y.method = 'flat'
+           WHERE x.method = 'treeagent' AND x.dataset = $ds""",
+        {"ds": dataset},
+        s=frame,
+    ).dropna()
+    rows = []
+    for agent in ordered(scores["agent"], AGENTS):
+        g = t[t["agent"] == agent]
+        rate = 100 * float((g["s"] == g["f"]).mean()) if len(g) else math.nan
+        rows.append({"agent": agent, "n": len(g), "rate": rate})
+    rows.append({"agent": "mean", "n": int(sum(r["n"] for r in rows)),
+                 "rate": _mean_or_nan([r["rate"] for r in rows])})
+    return pd.DataFrame(rows, columns=["agent", "n", "rate"])
+
+
+def missing_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    """Every (dataset, agent, method, task, length) cell the design needs but lacks."""
+    design = Design.of(cells)
+    have = set(_cell_dict(cells))
+    rows = [
+        {"dataset": ds, "agent": agent, "method": method, "task": t, "length": n}
+        for ds in design.datasets for agent in design.agents for method in design.methods
+        for t, n in design.grid[ds] if (ds, t, n, agent, method) not in have
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "agent", "method", "task", "length"])

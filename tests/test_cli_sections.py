@@ -1,0 +1,88 @@
+"""``treeagent sections``: JSON output contract and one-line errors (issue 2, 5 and 6i)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from treeagent import cli
+from treeagent.tokens import load
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "usgs_events.json"
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_output_contract(capsys):
+    code, out, err = run(capsys, "sections", str(SAMPLE), "--budget", "512", "--json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert set(doc) == {"file", "format", "tokenizer", "tokens", "base_budget", "flat_count",
+                        "budget", "sections", "links"}
+    text = SAMPLE.read_text(encoding="utf-8")
+    tk = load("qwen3")
+    assert doc["tokens"] == tk.count(text)
+    assert doc["flat_count"] == -(-doc["tokens"] // 512)
+    assert 512 <= doc["budget"] <= 1023
+    for i, s in enumerate(doc["sections"]):
+        assert s["index"] == i and s["kind"] in {"subtree", "siblings", "span"}
+        assert s["tokens"] == tk.count(text[s["start"]:s["end"]])
+        assert s["tokens"] <= doc["budget"] or s["atomic"]
+    assert doc["sections"][1]["path"].startswith("$.features")
+    for i, t in doc["links"]:
+        assert 0 <= i < t < len(doc["sections"])
+
+
+def test_no_search_uses_c(capsys):
+    code, out, _ = run(capsys, "sections", str(SAMPLE), "--budget", "512", "--no-search", "--json")
+    assert code == 0 and json.loads(out)["budget"] == 512
+
+
+def test_human_output_has_summary(capsys):
+    code, out, _ = run(capsys, "sections", str(SAMPLE), "--budget", "700")
+    assert code == 0
+    assert "Flat at C=700" in out and "B*=" in out and out.count(" tokens") > 3
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (b'{"a": 1,\n "b": }', ":2:7: Expecting value"),
+        (b'{"a": [1, 2}', ":1:12:"),
+        (b"", ":1:1: empty JSON document"),
+        (b'{"a": "\xff"}', ":1:8: not valid UTF-8"),
+        (b"[NaN]", ":1:1: NaN is not valid JSON"),
+    ],
+)
+def test_malformed_input_one_line_error(tmp_path, capsys, content, expected):
+    f = tmp_path / "bad.json"
+    f.write_bytes(content)
+    code, out, err = run(capsys, "sections", str(f))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"error: {f}") and expected in err
+
+
+def test_missing_file_and_bad_options(tmp_path, capsys):
+    code, _, err = run(capsys, "sections", str(tmp_path / "none.json"))
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
+    code, _, err = run(capsys, "sections", str(SAMPLE), "--tokenizer", "nope")
+    assert code == 2 and "unknown tokenizer" in err
+    code, _, err = run(capsys, "sections", str(SAMPLE), "--budget", "0")
+    assert code == 2 and "--budget" in err
+
+
+def test_console_script_exit_code(tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text("[1, 2")
+    proc = subprocess.run([sys.executable, "-m", "treeagent.cli", "sections", str(f)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith(f"error: {f}:1:")
