@@ -95,54 +95,58 @@ def main() -> None:
     args = ap.parse_args()
     tk = tokens.load(args.tokenizer)
     for fmt in args.formats:
-        text = build_input(fmt, int(args.tokens * (2.0 if fmt == "json" else 3.5)))
-        n_tok = tk.count(text)
-        t_encode, _ = median_time(lambda: tk.encode(text), args.runs)
+        bench_format(fmt, args, tk)
 
-        def full():
-            return section_tree(formats.parse(text, fmt), tk, args.budget)
 
-        t_full, r = median_time(full, args.runs)
-        tracemalloc.start()
-        full()
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        over = sum(1 for s in r.sections if s.tokens > r.budget and not s.atomic)
-        ours = [(s.start, s.end) for s in r.sections]
-        split, fitting = fitting_records_split(r.tree, ours, tk, r.budget)
-        print(f"\n== {fmt}: {len(text):,} chars, {n_tok:,} tokens ({tk.name}), C={args.budget}")
-        print(f"one whole-text encode        {t_encode:7.2f} s")
-        print(f"TreeAgent preprocessing      {t_full:7.2f} s  ratio {t_full / t_encode:5.2f}x  "
-              f"peak {peak / 2**20:,.0f} MiB")
-        print(f"Flat sections {r.flat_count}, Tree sections {len(r.sections)} at B*={r.budget}; "
-              f"budget violations {over}; fitting records split {split}/{fitting}; "
-              f"max tokens {max(s.tokens for s in r.sections)}")
+def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
+    text = build_input(fmt, int(args.tokens * (2.0 if fmt == "json" else 3.5)))
+    n_tok = tk.count(text)
+    t_encode, _ = median_time(lambda: tk.encode(text), args.runs)
+
+    def full():
+        return section_tree(formats.parse(text, fmt), tk, args.budget)
+
+    t_full, r = median_time(full, args.runs)
+    tracemalloc.start()
+    full()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    over = sum(1 for s in r.sections if s.tokens > r.budget and not s.atomic)
+    ours = [(s.start, s.end) for s in r.sections]
+    split, fitting = fitting_records_split(r.tree, ours, tk, r.budget)
+    print(f"\n== {fmt}: {len(text):,} chars, {n_tok:,} tokens ({tk.name}), C={args.budget}")
+    print(f"one whole-text encode        {t_encode:7.2f} s")
+    print(f"TreeAgent preprocessing      {t_full:7.2f} s  ratio {t_full / t_encode:5.2f}x  "
+          f"peak {peak / 2**20:,.0f} MiB")
+    print(f"Flat sections {r.flat_count}, Tree sections {len(r.sections)} at B*={r.budget}; "
+          f"budget violations {over}; fitting records split {split}/{fitting}; "
+          f"max tokens {max(s.tokens for s in r.sections)}")
+    try:
+        from chonkie import RecursiveChunker
+
+        chunker = RecursiveChunker(tokenizer=tk._tok, chunk_size=args.budget) \
+            if hasattr(tk, "_tok") else RecursiveChunker(chunk_size=args.budget)
+        t_c, chunks = median_time(lambda: chunker.chunk(text), args.runs)
+        spans = [(c.start_index, c.end_index) for c in chunks]
+        mx = max(tk.count(c.text) for c in chunks)
+        s_c, _ = fitting_records_split(r.tree, spans, tk, r.budget)
+        print(f"chonkie RecursiveChunker     {t_c:7.2f} s  chunks {len(chunks)}  max tokens "
+              f"{mx}  fitting records split {s_c}/{fitting}  (ours/chonkie {t_full / t_c:.2f}x)")
+    except Exception as exc:  # report, keep going
+        print(f"chonkie RecursiveChunker     unavailable: {exc}")
+    if fmt == "json":
         try:
-            from chonkie import RecursiveChunker
+            from langchain_text_splitters import RecursiveJsonSplitter
 
-            chunker = RecursiveChunker(tokenizer=tk._tok, chunk_size=args.budget) \
-                if hasattr(tk, "_tok") else RecursiveChunker(chunk_size=args.budget)
-            t_c, chunks = median_time(lambda: chunker.chunk(text), args.runs)
-            spans = [(c.start_index, c.end_index) for c in chunks]
-            mx = max(tk.count(c.text) for c in chunks)
-            s_c, _ = fitting_records_split(r.tree, spans, tk, r.budget)
-            print(f"chonkie RecursiveChunker     {t_c:7.2f} s  chunks {len(chunks)}  max tokens "
-                  f"{mx}  fitting records split {s_c}/{fitting}  (ours/chonkie {t_full / t_c:.2f}x)")
-        except Exception as exc:  # report, keep going
-            print(f"chonkie RecursiveChunker     unavailable: {exc}")
-        if fmt == "json":
-            try:
-                from langchain_text_splitters import RecursiveJsonSplitter
-
-                data = json.loads(text)
-                splitter = RecursiveJsonSplitter(max_chunk_size=args.budget * 4)
-                t_l, pieces = median_time(
-                    lambda: splitter.split_text({"records": data}), args.runs)
-                mx = max(tk.count(p) for p in pieces)
-                print(f"LangChain RecursiveJsonSplitter {t_l:5.2f} s  chunks {len(pieces)}  "
-                      f"max tokens {mx}  (re-serialized: record positions not comparable)")
-            except Exception as exc:
-                print(f"LangChain RecursiveJsonSplitter unavailable: {exc}")
+            data = json.loads(text)
+            splitter = RecursiveJsonSplitter(max_chunk_size=args.budget * 4)
+            t_l, pieces = median_time(
+                lambda: splitter.split_text({"records": data}, convert_lists=True), args.runs)
+            mx = max(tk.count(p) for p in pieces)
+            print(f"LangChain RecursiveJsonSplitter {t_l:5.2f} s  chunks {len(pieces)}  "
+                  f"max tokens {mx}  (re-serialized: record positions not comparable)")
+        except Exception as exc:
+            print(f"LangChain RecursiveJsonSplitter unavailable: {exc}")
 
 
 if __name__ == "__main__":
