@@ -205,3 +205,11 @@ def test_links_on_a_known_tree():
     # child [1] ends in section 2, its child 5 ends in 1 -> (1, 2); root ends in 2: (0, 2)
     assert result.links == [(0, 2), (1, 2)]
     assert result.accessible() == {2: [0, 1]}
+
+
+def test_search_keeps_c_when_every_budget_gives_the_same_excess():
+    """n(B) = 4 > N = 3 for all B in [4, 7]: the smallest budget, C, is the argmin."""
+    tree = build([1, [1, 1, 6], 1])
+    sec = sectioner(tree)
+    result = budget.search(lambda b: count(sec, b), 4, 3)
+    assert result.budget == 4 and result.count == 4

@@ -38,7 +38,7 @@ def search(count: Callable[[int], int], base_budget: int, flat_count: int) -> Se
     if n(c) <= flat_count or big == c:
         return SearchResult(c, n(c), flat_count, cache)
     target = max(flat_count, n(big))
-    lo, hi = c + 1, big  # n(c) > target is known; n(big) <= target holds
+    lo, hi = c, big  # n(big) <= target holds; n(c) may equal it (all counts above N)
     while lo < hi:
         mid = (lo + hi) // 2
         if n(mid) <= target:
