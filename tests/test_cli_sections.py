@@ -86,3 +86,33 @@ def test_console_script_exit_code(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith(f"error: {f}:1:")
+
+
+@pytest.mark.parametrize(
+    "name, content, expected",
+    [
+        ("bad.js", "const x = foo();\n", ":1:11: call expression is not a static value"),
+        ("bad.yaml", 'a: !!python/object/apply:os.system ["ls"]\n', ":1:4: unsupported YAML tag"),
+        ("dup.yaml", "a: 1\na: 2\n", ":2:1: duplicate key"),
+        ("empty.html", "   \n", ":1:1: empty HTML document"),
+    ],
+)
+def test_other_formats_one_line_errors(tmp_path, capsys, name, content, expected):
+    f = tmp_path / name
+    f.write_text(content)
+    code, out, err = run(capsys, "sections", str(f))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {f}") and expected in err
+
+
+def test_javascript_sections_paths(tmp_path, capsys):
+    f = tmp_path / "c.js"
+    f.write_text('export const config = {\n  rules: {"no-var": ["error", {a: 1}]},\n'
+                 '  list: [1, -0, "x", `tpl`],\n};\n')
+    code, out, _ = run(capsys, "sections", str(f), "--budget", "8", "--no-search", "--json")
+    assert code == 0
+    paths = [s["path"] for s in json.loads(out)["sections"]]
+    tk = load("qwen3")
+    assert tk.count('1, -0, "x"') <= 8 < tk.count('1, -0, "x", `tpl`')  # greedy grouping
+    assert "$.config.rules['no-var'][1]" in paths and "($.config.list, [0, 2])" in paths
+    assert paths[-1] == "$.config.list[3]"
