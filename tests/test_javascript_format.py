@@ -172,12 +172,20 @@ def test_deep_nesting():
     while node.children:
         node, d = node.children[0], d + 1
     assert d == depth - 1
-    text = "{a:" * depth + "1" + "}" * depth  # JSON5 only: json5 recurses ~12 frames a level
+    text = "{a:" * depth + "1" + "}" * depth  # JSON5 only: json5 recurses ~23 frames a level
     v = js.static_value(text)
     for _ in range(depth):
         v = v["a"]
     assert v == 1
     assert js.static_value("[" * 2000 + "]" * 2000, crosscheck="json5") is not None
+
+
+def test_json5_recursion_limit_is_a_parse_error(monkeypatch):
+    monkeypatch.setattr(js, "_FRAMES_PER_LEVEL", 0)  # pretend json5 needed no frames
+    with pytest.raises(ParseError) as e:
+        js.parse("\n{b:" * 3000 + "1" + "}" * 3000)
+    assert e.value.message == "nesting too deep for the json5 cross-check"
+    assert (e.value.line, e.value.col) == (2, 1)
 
 
 def test_crosscheck_modes_agree():
@@ -276,6 +284,10 @@ REJECTIONS = [
     ('["\\01"]', "tree-sitter and json5 disagree at $[0]: json5 cannot read it", 1, 5),
     ("const n = [- 1];", "tree-sitter and json5 disagree at $.n[0]: json5 cannot read it",
      1, 13),
+    ("{0o7: 1}", "tree-sitter and json5 disagree at key 0o7: json5 cannot read it", 1, 2),
+    ("[1], [2]", "sequence expression is not a static value (a comma after the literal)",
+     1, 6),
+    ("(1, 2)", "a bare literal must be an object or an array", 1, 2),
 ]
 
 
@@ -330,6 +342,15 @@ def test_find_initializers():
     assert [(r.name, r.line, r.col, r.reason) for r in rejected] == [
         ("c", 3, 12, "call expression is not a static value"),
         ("module.exports", 5, 19, "shorthand property is not a static value"),
+    ]
+
+
+def test_find_initializers_survives_syntax_errors_elsewhere():
+    text = "const ok = {a: [1]};\nconst bad = {a: 1,, b: 2};\nif (x {\nexport default [true];\n"
+    found, rejected = js.find_initializers(text)
+    assert [(i.name, i.value) for i in found] == [("ok", {"a": [1]})]
+    assert [(r.name, r.line, r.col, r.reason) for r in rejected] == [
+        ("bad", 2, 19, "syntax error (unexpected ',')"),
     ]
 
 
