@@ -38,24 +38,22 @@ def search(count: Callable[[int], int], base_budget: int, flat_count: int) -> Se
     if n(c) <= flat_count or big == c:
         return SearchResult(c, n(c), flat_count, cache)
     target = max(flat_count, n(big))
-    lo, hi = c, big  # n(big) <= target holds; n(c) may equal it (all counts above N)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if n(mid) <= target:
-            hi = mid
-        else:
-            lo = mid + 1
-    chosen = lo
+    # n(big) <= target holds; n(c) may equal it (all counts above N)
+    chosen = _first_at_most(n, c, big, target)
     if n(big) <= flat_count:
         prev = chosen - 1
         if kappa(prev, n(prev), flat_count) < kappa(chosen, n(chosen), flat_count):
             # first budget with the predecessor's count (n non-increasing)
-            value, lo2, hi2 = n(prev), c, prev
-            while lo2 < hi2:
-                mid = (lo2 + hi2) // 2
-                if n(mid) <= value:
-                    hi2 = mid
-                else:
-                    lo2 = mid + 1
-            chosen = lo2
+            chosen = _first_at_most(n, c, prev, n(prev))
     return SearchResult(chosen, n(chosen), flat_count, cache)
+
+
+def _first_at_most(n: Callable[[int], int], lo: int, hi: int, value: int) -> int:
+    """Smallest B in [lo, hi] with n(B) <= value, by bisection; n(hi) <= value."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if n(mid) <= value:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

@@ -26,23 +26,6 @@ class SectionLocator:
         return i >= 0 and self.sections[i].end >= node.end
 
 
-def final_sections(tree: Tree, sections: list[Section]) -> dict[int, int]:
-    """l(v) for every node id that is split across sections, plus its children.
-
-    Nodes inside a single section share that section's l(v) and carry no links; they
-    are left out (``SectionLocator.last`` answers for any node).
-    """
-    loc = SectionLocator(sections)
-    out: dict[int, int] = {}
-    stack = [tree.root]
-    while stack:
-        node = stack.pop()
-        out[node.id] = loc.last(node)
-        if not loc.holds_whole(node):
-            stack.extend(node.children)
-    return out
-
-
 def residual_links(tree: Tree, sections: list[Section]) -> list[tuple[int, int]]:
     """E_res = {(l(v), l(p)) | v in children(p), l(v) < l(p)} (Eq. 14), root included,
     deduplicated, sorted by (target, source)."""

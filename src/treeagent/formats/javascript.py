@@ -72,6 +72,7 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 from tree_sitter import Node as TSNode
 
+from treeagent.formats.escapes import backslash_run
 from treeagent.tree import LineIndex, Node, ParseError, Tree, index_step, key_step
 
 __all__ = [
@@ -458,7 +459,7 @@ class _Builder:
         """Rewrite ``\\u{...}`` escapes as ``\\uXXXX`` (pairs above U+FFFF) for json5."""
 
         def sub(m: re.Match[str]) -> str:
-            if m.start() > 0 and _backslash_run(raw, m.start()) % 2:
+            if m.start() > 0 and backslash_run(raw, m.start()) % 2:
                 return m.group()  # an escaped backslash followed by "u{"
             cp = int(m.group(1), 16)
             if cp > 0xFFFF:
@@ -867,14 +868,6 @@ def _short(v: object) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
-def _backslash_run(text: str, i: int) -> int:
-    """Number of consecutive backslashes just before ``i``."""
-    j = i
-    while j > 0 and text[j - 1] == "\\":
-        j -= 1
-    return i - j
-
-
 # ---------------------------------------------------------------- documents
 
 
@@ -1164,12 +1157,12 @@ def _unit_before(text: str, pos: int) -> int:
     ch = text[pos - 1]
     if ch == "}":
         k = text.rfind("\\u{", max(0, pos - 40), pos)
-        if k >= 0 and _backslash_run(text, k) % 2 == 0:
+        if k >= 0 and backslash_run(text, k) % 2 == 0:
             digits = text[k + 3 : pos - 1]
             if digits and all(x in "0123456789abcdefABCDEF" for x in digits):
                 return int(digits, 16)
         return -1
-    if pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and _backslash_run(text, pos - 6) % 2 == 0:
+    if pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and backslash_run(text, pos - 6) % 2 == 0:
         digits = text[pos - 4 : pos]
         if all(x in "0123456789abcdefABCDEF" for x in digits):
             return int(digits, 16)
@@ -1198,7 +1191,7 @@ def safe_cut(text: str, pos: int) -> bool:
         return True
     j = text.rfind("\\", max(0, pos - 48), pos)
     if j >= 0:
-        run = _backslash_run(text, j)  # backslashes before j
+        run = backslash_run(text, j)  # backslashes before j
         s = j if run % 2 == 0 else j - 1
         if s < pos < s + _escape_length(text, s):
             return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+from treeagent.formats.escapes import escape_starts_at
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
@@ -102,30 +103,20 @@ def parse(text: str) -> Tree:
     return Tree(text, root, "json", "$")
 
 
-def _escape_starts_at(text: str, i: int) -> bool:
-    """True when the backslash at ``i`` begins an escape (an even run precedes it)."""
-    run = 0
-    j = i - 1
-    while j >= 0 and text[j] == "\\":
-        run += 1
-        j -= 1
-    return run % 2 == 0
-
-
 def safe_cut(text: str, pos: int) -> bool:
     """A cut at ``pos`` inside a JSON string keeps escapes and surrogate pairs whole (A.1)."""
     for back in range(1, 6):
         i = pos - back
         if i < 0:
             break
-        if text[i] == "\\" and _escape_starts_at(text, i):
+        if text[i] == "\\" and escape_starts_at(text, i):
             length = 6 if text[i + 1 : i + 2] == "u" else 2
             if back < length:
                 return False
             break
     if 0 < pos < len(text) and "\ud800" <= text[pos - 1] <= "\udbff":
         return False  # a raw high surrogate (text decoded with surrogatepass)
-    if pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and _escape_starts_at(text, pos - 6):
+    if pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and escape_starts_at(text, pos - 6):
         high = text[pos - 4 : pos]
         if _HEX4.fullmatch(high) and 0xD800 <= int(high, 16) <= 0xDBFF:
             return False  # between the two halves of an escaped surrogate pair

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import yaml
 
+from treeagent.formats.escapes import escape_starts_at
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
 
 _CORE = "tag:yaml.org,2002:"
@@ -373,16 +374,6 @@ def parse(text: str) -> Tree:
     return _build(text, yaml.SafeLoader, False)
 
 
-def _escape_starts_at(text: str, i: int) -> bool:
-    """True when the backslash at ``i`` begins an escape (an even run precedes it)."""
-    run = 0
-    j = i - 1
-    while j >= 0 and text[j] == "\\":
-        run += 1
-        j -= 1
-    return run % 2 == 0
-
-
 def _escape_len(text: str, i: int) -> int:
     nxt = text[i + 1 : i + 2]
     if nxt == "x":
@@ -413,7 +404,7 @@ def safe_cut(text: str, pos: int) -> bool:
         i = pos - back
         if i < 0:
             break
-        if text[i] == "\\" and _escape_starts_at(text, i):
+        if text[i] == "\\" and escape_starts_at(text, i):
             if back < _escape_len(text, i):
                 return False
             break
@@ -425,7 +416,7 @@ def safe_cut(text: str, pos: int) -> bool:
     if "\ud800" <= before <= "\udbff" and "\udc00" <= after <= "\udfff":
         return False
     if (pos >= 6 and text[pos - 6 : pos - 4] == "\\u" and text[pos : pos + 2] == "\\u"
-            and _escape_starts_at(text, pos - 6)):
+            and escape_starts_at(text, pos - 6)):
         high, low = text[pos - 4 : pos], text[pos + 2 : pos + 6]
         if (_is_hex(high) and _is_hex(low) and len(low) == 4
                 and 0xD800 <= int(high, 16) <= 0xDBFF and 0xDC00 <= int(low, 16) <= 0xDFFF):
