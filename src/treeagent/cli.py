@@ -1,4 +1,4 @@
-"""Command line: ``treeagent sections|score|query|report ...``.
+"""Command line: ``treeagent sections|run|bench|score|query|report ...``.
 
 Heavy imports stay inside the command functions to keep start-up fast.
 """
@@ -9,17 +9,28 @@ import argparse
 import sys
 
 
+_COMMAND_MODULES = (
+    "treeagent.cli_sections",  # treeagent sections
+    "treeagent.report.cli",  # treeagent score | query | report
+    "treeagent.cli_run",  # treeagent run
+    "treeagent.bench.cli",  # treeagent bench build | show
+)
+"""Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="treeagent", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    from treeagent import cli_sections
+    import importlib
 
-    cli_sections.register(sub)
-    try:
-        from treeagent.report import cli as report_cli
-    except ImportError:  # scoring/report commands not installed in this build
-        return parser
-    report_cli.register(sub)
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a command module not (yet) in this build
+            if exc.name != name:
+                raise
+            continue
+        module.register(sub)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Memory-agent workflows (MemAgent, InfMem, MemReread, ReMemR1) and their observations."""

@@ -1,0 +1,1 @@
+"""Benchmark construction: sources -> units/records -> tasks -> contexts -> validation."""

@@ -1,0 +1,66 @@
+"""Data model of benchmark construction (paper 4.1, B.1).
+
+A source adapter yields :class:`Unit` objects: parser units in native syntax (a JSON
+response, an HTML table/list/DOM subtree, one OpenAPI document, one JS initializer),
+each holding the :class:`Record` objects a question may be asked about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Scalar = str | int | float | bool | None
+
+
+@dataclass(slots=True)
+class Record:
+    """One entity inside a unit, addressable in a natural-language question.
+
+    ``description`` is visible in the unit's text and unique within any context the
+    record appears in (e.g. 'the earthquake "M 4.6 - 21 km SSW of Pahala, Hawaii"');
+    ``fields`` maps a human field name ("magnitude", "place") to its visible value;
+    ``kind`` names the entity type in words ("earthquake event", "operation").
+    """
+
+    id: str  # stable: f"{unit_id}#{local id}"
+    unit_id: str
+    kind: str
+    description: str
+    fields: dict[str, Scalar]
+    path: str = ""  # structural path inside the unit (never shown in questions)
+
+
+@dataclass(slots=True)
+class Unit:
+    """A parser unit in native syntax with its records and provenance."""
+
+    id: str  # stable, e.g. "json/usgs/<file>#3"
+    format: str  # json | html | yaml | javascript
+    source: str  # source group: usgs, nvd, websrc, apis-guru, eslint, ...
+    text: str  # native serialization (a valid document of ``format`` on its own)
+    records: list[Record] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)  # file, repo, commit, license, line
+    flags: tuple[str, ...] = ()  # e.g. ("substitute",) for SWDE/readability pages
+
+
+@dataclass(slots=True)
+class Example:
+    """One validated benchmark example (a row of ``validated/examples/<format>.parquet``).
+
+    ``answer`` is the reference answer (a scalar or an ordered/unordered list, as the
+    task says); ``spec`` the machine-executable reference specification; ``tokens`` the
+    context's token count under each construction tokenizer ({"qwen3": n, ...}).
+    """
+
+    id: str
+    format: str
+    task: str  # one of treeagent.scoring.TASKS
+    length: int  # bucket in construction tokens: 8192, 16384, ..., 1048576
+    question: str
+    answer: Any
+    spec: dict[str, Any]
+    source_ids: list[str]
+    tokens: dict[str, int]
+    context: str
+    content_hash: str
