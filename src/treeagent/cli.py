@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-
 _COMMAND_MODULES = (
     "treeagent.cli_sections",  # treeagent sections
     "treeagent.report.cli",  # treeagent score | query | report
