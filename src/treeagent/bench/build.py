@@ -1,0 +1,366 @@
+"""Build the benchmark: units -> families -> contexts -> questions -> validation (4.1, B.1).
+
+Per format, examples come in *families*. A family fixes a few small *anchor* units
+(together at most ``anchor_fraction`` of the smallest bucket), asks its lookup questions
+about anchor records, and builds one context per length bucket around the anchors
+(same anchors, same relative depth; more distractors for longer buckets): lookups keep
+their target fields and supporting units across lengths (B.1). Aggregation questions
+are generated on each final context, over every record of the named kind in it (their
+answers are recomputed after the distractors are added). Each context carries
+``questions_per_context`` questions per task, so a (task, length) cell of ``per_cell``
+examples draws on ``per_cell / questions_per_context`` contexts.
+
+Every candidate is validated independently (:mod:`treeagent.bench.validate`); the
+GX suite over all candidates decides what is kept; each rejected candidate is written
+with its reason. Randomness comes only from ``random.Random`` seeded with strings
+derived from ``seed`` (PYTHONHASHSEED-independent), so the same inputs and params give
+byte-identical outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import Counter as Tally
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from treeagent.bench import contexts, io, tasks, validate
+from treeagent.bench.model import Record, Unit
+from treeagent.formats import FORMATS
+from treeagent.scoring import TASKS
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class BuildParams:
+    """Every knob of construction (``params.yaml`` ``build:``)."""
+
+    formats: tuple[str, ...] = FORMATS
+    tasks: tuple[str, ...] = TASKS
+    lengths: tuple[int, ...] = tuple(contexts.BUCKETS.values())
+    per_cell: int = 50
+    questions_per_context: int = 5
+    tokenizers: tuple[str, ...] = contexts.DEFAULT_TOKENIZERS
+    tolerance: float = contexts.DEFAULT_TOLERANCE
+    seed: int = 42
+    allow_reuse: bool = False
+    anchor_fraction: float = 0.5
+    max_families: int = 0  # 0: three times the families a full grid needs
+    recount: bool = True  # validation recounts every context's tokens
+
+    def __post_init__(self) -> None:
+        bad = [f for f in self.formats if f not in FORMATS]
+        if bad:
+            raise ValueError(f"unknown format {bad[0]!r} (choose from {', '.join(FORMATS)})")
+        bad = [t for t in self.tasks if t not in TASKS]
+        if bad:
+            raise ValueError(f"unknown task {bad[0]!r} (choose from {', '.join(TASKS)})")
+        if not self.lengths or min(self.lengths) < 256:
+            raise ValueError("lengths: give at least one bucket of 256 tokens or more")
+        if self.per_cell < 1 or self.questions_per_context < 1:
+            raise ValueError("per-cell and questions per context must be positive")
+        if not 0 < self.tolerance < 1:
+            raise ValueError("tolerance must be in (0, 1)")
+        self.lengths = tuple(sorted(set(self.lengths)))
+
+    @property
+    def families(self) -> int:
+        return self.max_families or 3 * math.ceil(self.per_cell / self.questions_per_context)
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "demo": {"mode": "sample", "lengths": (2048, 4096), "per_cell": 2,
+             "questions_per_context": 1},
+    "paper": {"mode": "mirror", "lengths": tuple(contexts.BUCKETS.values()), "per_cell": 50,
+              "questions_per_context": 5},
+}
+"""``demo``: the shipped samples, demo buckets 2K/4K (a CPU demo reads them in minutes);
+``paper``: the mirror, 4 formats x 8 tasks x 8 lengths x 50 (12,800 examples)."""
+
+
+@dataclass(slots=True)
+class BuildResult:
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    rejections: list[dict[str, Any]] = field(default_factory=list)
+    inventory: dict[str, Any] = field(default_factory=dict)
+    units: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ per format
+
+
+def _keys(unit: Unit) -> frozenset[str]:
+    return frozenset({"d:" + tasks.norm(r.description) for r in unit.records}
+                     | {"r:" + r.id for r in unit.records})
+
+
+def _dedupe(units: Iterable[Unit], fmt: str, stats: Tally) -> list[Unit]:
+    seen: set[str] = set()
+    out = []
+    for u in sorted(units, key=lambda u: u.id):
+        digest = validate.sha256(contexts.piece(fmt, u.text))
+        if digest in seen:
+            stats["duplicate unit text"] += 1
+            continue
+        seen.add(digest)
+        out.append(u)
+    return out
+
+
+def _lookup_ready(records: Sequence[Record]) -> bool:
+    """Anchors must support every lookup task: a record with 4 fields, 4 records sharing
+    a kind and field."""
+    if not any(len([k for k, v in r.fields.items() if tasks.human_field(k)
+                    and tasks.answerable(v)]) >= 4 for r in records):
+        return False
+    shared = Tally((r.kind, k) for r in records for k, v in r.fields.items()
+                   if tasks.human_field(k) and tasks.answerable(v))
+    return any(n >= 4 for n in shared.values())
+
+
+def _anchors(pool: contexts.Pool, units: list[Unit], budget: int, rng: random.Random,
+             used: set[int]) -> list[int]:
+    size = pool.cost.max(axis=1)
+    cands = [i for i, u in enumerate(units) if u.records and size[i] <= budget]
+    rng.shuffle(cands)
+    cands.sort(key=lambda i: i in used)  # prefer units no family has anchored yet
+    for first in cands[:64]:
+        chosen, total, keys = [first], int(size[first]), set(pool.keys[first])
+        recs = list(units[first].records)
+        for i in cands:
+            if _lookup_ready(recs):
+                break
+            if i in chosen or total + size[i] > budget or pool.keys[i] & keys:
+                continue
+            chosen.append(i)
+            total += int(size[i])
+            keys |= pool.keys[i]
+            recs += units[i].records
+        if _lookup_ready(recs):
+            used.update(chosen)
+            return chosen
+    return []
+
+
+def _row(fmt: str, q: tasks.Question, length: int, family: int, j: int,
+         ctx: contexts.Context, pool: contexts.Pool, source_ids: list[str],
+         flags: list[str]) -> dict[str, Any]:
+    spec = json.dumps(q.spec, ensure_ascii=False, sort_keys=True)
+    answer = json.dumps(q.answer, ensure_ascii=False)
+    chash = validate.sha256(ctx.text)
+    bucket = contexts.bucket_label(length)
+    return {
+        "id": f"{fmt}-{q.task}-{bucket}-f{family:03d}-q{j}", "format": fmt, "task": q.task,
+        "length": length, "bucket": bucket, "family": family, "question": q.question,
+        "spec": spec, "answer": answer, "source_ids": source_ids,
+        "record_ids": list(q.record_ids), "unit_ids": [pool.ids[u] for u in ctx.order],
+        "tokens": json.dumps(ctx.tokens, sort_keys=True), "reused": ctx.reused,
+        "flags": flags, "context_hash": chash,
+        "content_hash": io.content_hash(q.question, spec, answer, chash),
+    }
+
+
+def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: contexts.Counter,
+                 extract: validate.Extractor, progress: Progress | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[Unit], contexts.Pool]:
+    """Candidate rows (with ``check_*`` columns) and the format's fill statistics."""
+    stats: Tally = Tally()
+    units = _dedupe(units, fmt, stats)
+    pool = contexts.make_pool(fmt, [u.id for u in units], [u.text for u in units],
+                              [_keys(u) for u in units], counter)
+    unit_map = {u.id: (u.source, validate.sha256(p)) for u, p in zip(units, pool.pieces)}
+    unit_of_rec = {id(r): u.id for u in units for r in u.records}
+    idx = {u.id: i for i, u in enumerate(units)}
+    budget = int(params.anchor_fraction * params.lengths[0])
+    need = {(t, n): params.per_cell for t in params.tasks for n in params.lengths}
+    total = sum(need.values())
+    rows: list[dict[str, Any]] = []
+    cache: dict[str, list[Record]] = {}
+    fills: dict[int, list[float]] = {n: [] for n in params.lengths}
+    reuse: Tally = Tally()
+    used: set[int] = set()
+    distinct = int(pool.cost.max(axis=1).sum() + pool.overhead.max())
+    q_per = params.questions_per_context
+    for family in range(params.families):
+        if not any(need.values()):
+            break
+        frng = random.Random(f"{params.seed}|{fmt}|family|{family}")
+        anchors = _anchors(pool, units, budget, frng, used)
+        if not anchors:
+            stats["no anchor units fit the smallest bucket"] += 1
+            break
+        depth = frng.random()
+        anchor_recs = [r for a in anchors for r in units[a].records]
+        lookups: dict[str, list[tasks.Question]] = {}
+        for task in params.tasks:
+            if task in tasks.LOOKUP_TASKS:
+                seen: set[str] = set()
+                qs = [tasks.generate(task, anchor_recs, frng, seen) for _ in range(q_per)]
+                lookups[task] = [q for q in qs if q is not None]
+        for length in params.lengths:
+            if not any(need[(t, length)] for t in params.tasks):
+                continue
+            crng = random.Random(f"{params.seed}|{fmt}|context|{family}|{length}")
+            ctx = contexts.build_context(pool, counter, anchors, length, crng, depth,
+                                         tolerance=params.tolerance,
+                                         allow_reuse=params.allow_reuse)
+            fills[length].append(ctx.fill)
+            reuse[length] += ctx.reused
+            checked = validate.check_context(
+                fmt, ctx.text, [pool.ids[u] for u in ctx.order], unit_map, extract,
+                counter.full if params.recount else None, cache)
+            ctx_recs = [r for u in ctx.order for r in units[u].records]
+            flags = sorted({f for u in ctx.order for f in units[u].flags})
+            if ctx.reused:
+                flags.append("reused-distractors")
+            for task in params.tasks:
+                if not need[(task, length)]:
+                    continue
+                if task in lookups:
+                    questions = lookups[task]
+                else:
+                    arng = random.Random(f"{params.seed}|{fmt}|{task}|{family}|{length}")
+                    seen = set()
+                    questions = [q for q in (tasks.generate(task, ctx_recs, arng, seen)
+                                             for _ in range(q_per)) if q is not None]
+                for j, q in enumerate(questions):
+                    if not need[(task, length)]:
+                        break
+                    wanted = set(q.record_ids)
+                    src = sorted({unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
+                                 key=idx.__getitem__)
+                    row = _row(fmt, q, length, family, j, ctx, pool, src, flags)
+                    row.update(validate.check_example(row, checked, params.tolerance))
+                    rows.append(row)
+                    if not any(row[f"check_{c}"] for c in validate.CHECKS):
+                        need[(task, length)] -= 1
+                        if progress:
+                            progress(fmt, total - sum(need.values()), total)
+    short = {contexts.bucket_label(n): {
+        "distinct_fill": round(min(1.0, distinct / n), 4),
+        "families": len(fills[n]),
+        "fill_min": round(min(fills[n]), 4) if fills[n] else None,
+        "fill_mean": round(float(np.mean(fills[n])), 4) if fills[n] else None,
+        "reused_units": reuse[n],
+        "missing_examples": sum(need[(t, n)] for t in params.tasks),
+    } for n in params.lengths}
+    info = {"units": len(units), "distinct_tokens": distinct,
+            "records": sum(len(u.records) for u in units), "notes": dict(stats),
+            "lengths": short}
+    return rows, info, units, pool
+
+
+# ------------------------------------------------------------------ whole build
+
+
+def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], out: Path,
+          *, extract: validate.Extractor | None = None,
+          progress: Progress | None = None) -> BuildResult:
+    """Build, validate and write ``out/{examples,units}/<format>.parquet``,
+    ``out/rejections.parquet`` and ``out/inventory.{json,md}``."""
+    import pandas as pd
+
+    if extract is None:
+        from treeagent.bench.sources import records_from_text as extract
+    counter = contexts.Counter(params.tokenizers)
+    result = BuildResult()
+    candidates: list[dict[str, Any]] = []
+    infos: dict[str, Any] = {}
+    unit_tables: dict[str, tuple[list[Unit], contexts.Pool]] = {}
+    for fmt in params.formats:
+        rows, info, units, pool = build_format(fmt, units_by_format.get(fmt, ()), params,
+                                               counter, extract, progress)
+        candidates += rows
+        infos[fmt] = info
+        unit_tables[fmt] = (units, pool)
+    kept: list[dict[str, Any]] = []
+    if candidates:
+        df = pd.DataFrame(candidates)
+        suite = validate.run_examples_suite(df, params.tolerance)
+        result.rejections = validate.rejections(df, suite)
+        bad = set(suite.failed)
+        kept = [r for i, r in enumerate(candidates) if i not in bad]
+        result.inventory["expectations"] = [
+            {"expectation": t, "column": c, "success": s, "unexpected": n}
+            for t, c, s, n in suite.expectations]
+    order = {t: i for i, t in enumerate(TASKS)}
+    for fmt in params.formats:
+        rows = sorted((r for r in kept if r["format"] == fmt),
+                      key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
+        result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
+                                for r in rows]
+        units, pool = unit_tables[fmt]
+        needed = {u for r in rows for u in r["unit_ids"]}
+        result.units[fmt] = [
+            {"unit_id": u.id, "source": u.source, "text": p, "sha256": validate.sha256(p),
+             "provenance": json.dumps(u.provenance, sort_keys=True, default=str),
+             "flags": list(u.flags)}
+            for u, p in zip(units, pool.pieces) if u.id in needed]
+    result.inventory.update(_inventory(params, result, infos))
+    _write(out, params, result)
+    return result
+
+
+def _inventory(params: BuildParams, result: BuildResult, infos: dict[str, Any]) -> dict[str, Any]:
+    counts = {fmt: {t: {contexts.bucket_label(n): 0 for n in params.lengths} for t in params.tasks}
+              for fmt in params.formats}
+    for fmt, rows in result.examples.items():
+        for r in rows:
+            counts[fmt][r["task"]][r["bucket"]] += 1
+    reasons = Tally(f"{r['format']}: {r['reason']}" for r in result.rejections)
+    return {
+        "params": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()},
+        "examples": sum(len(r) for r in result.examples.values()),
+        "counts": counts, "rejections": dict(sorted(reasons.items())),
+        "rejected": len(result.rejections), "formats": infos,
+    }
+
+
+def markdown(inv: dict[str, Any]) -> str:
+    """The inventory as Markdown tables (format x task x length; shortfalls; rejections)."""
+    lines = [f"# Benchmark inventory\n\n{inv['examples']} examples kept, "
+             f"{inv['rejected']} candidates rejected.\n"]
+    for fmt, tasks_ in inv["counts"].items():
+        labels = list(next(iter(tasks_.values())).keys()) if tasks_ else []
+        lines += [f"\n## {fmt}\n", "| task | " + " | ".join(labels) + " |",
+                  "|---|" + "---:|" * len(labels)]
+        lines += [f"| {t} | " + " | ".join(str(c[b]) for b in labels) + " |"
+                  for t, c in tasks_.items()]
+        info = inv["formats"].get(fmt, {})
+        lines += ["", f"{info.get('units', 0)} distinct units, "
+                  f"{info.get('distinct_tokens', 0):,} tokens.", "",
+                  "| length | distinct units fill | contexts | fill min | reused | missing |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for b, s in info.get("lengths", {}).items():
+            lines.append(f"| {b} | {s['distinct_fill']:.0%} | {s['families']} | "
+                         f"{s['fill_min'] if s['fill_min'] is not None else '-'} | "
+                         f"{s['reused_units']} | {s['missing_examples']} |")
+    if inv["rejections"]:
+        lines += ["\n## Rejections by reason\n", "| format: reason | count |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in inv["rejections"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def _write(out: Path, params: BuildParams, result: BuildResult) -> None:
+    out = Path(out)
+    sizes = {}
+    for fmt in params.formats:
+        sizes[f"examples/{fmt}.parquet"] = io.write_examples(
+            result.examples[fmt], out / "examples" / f"{fmt}.parquet", params.tokenizers)
+        sizes[f"units/{fmt}.parquet"] = io.write_table(
+            result.units[fmt], io.UNIT_FIELDS, out / "units" / f"{fmt}.parquet")
+    sizes["rejections.parquet"] = io.write_table(
+        sorted(result.rejections, key=lambda r: r["id"]), io.REJECTION_FIELDS,
+        out / "rejections.parquet")
+    result.inventory["bytes"] = sizes
+    (out / "inventory.json").write_text(
+        json.dumps(result.inventory, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        encoding="utf-8")
+    (out / "inventory.md").write_text(markdown(result.inventory), encoding="utf-8")

@@ -1,0 +1,311 @@
+"""Contexts in native syntax filled to a length bucket with distractor units (4.1, B.1).
+
+Composition (each context is one valid document of its format):
+
+* JSON: an ordered list of responses, ``[\\n`` + units joined by ``,\\n`` + ``\\n]``;
+* HTML: one page whose ``<body>`` holds each unit in its own ``<section>`` element;
+* YAML: a multi-document stream, each unit one ``---`` document;
+* JavaScript: a module of initializers, ``const entry_NNNN = <literal>;`` per unit.
+
+A unit enters a context as its *piece* (:func:`piece`): its text with document
+framing removed (a YAML ``---``/``...`` marker, an HTML page's shell around its body, a
+JS binding around its literal), so that pieces can be nested in one document.
+
+Lengths are buckets of construction tokens (8,192 * 2^k up to 1M, plus small demo
+buckets). A context *hits its bucket from below*: under every construction tokenizer its
+token count n satisfies ``ceil(L * (1 - tolerance)) <= n <= L``. Token counts are
+accumulated per unit (each distinct unit counted once per tokenizer, plus wrapper and
+separator costs) and then verified by one full count of the composed text; a full count
+above L drops the last distractors and recounts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from treeagent import tokens as _tokens
+
+BUCKETS: dict[str, int] = {
+    f"{n // 1024}K" if n < 1 << 20 else "1M": n for n in (8192 << k for k in range(8))
+}
+"""The paper's eight length buckets (4.1): 8K ... 1M construction tokens."""
+DEMO_BUCKETS: dict[str, int] = {"demo-2K": 2048, "demo-4K": 4096}
+"""Short buckets for the CPU demo only (not part of the paper's grid)."""
+ALL_BUCKETS = {**DEMO_BUCKETS, **BUCKETS}
+DEFAULT_TOKENIZERS = ("qwen3", "qwen2.5")
+DEFAULT_TOLERANCE = 0.05
+
+_JS_BINDING = re.compile(r"\A\s*(?:export\s+)?(?:const|let|var)\s+[A-Za-z_$][\w$]*\s*=\s*")
+_JS_EXPORTS = re.compile(r"\A\s*(?:module\.exports|export\s+default)\s*=?\s*")
+_HTML_BODY = re.compile(r"<body\b[^>]*>(.*)</body\s*>", re.S | re.I)
+
+
+def bucket_label(length: int) -> str:
+    for label, n in ALL_BUCKETS.items():
+        if n == length:
+            return label
+    return str(length)
+
+
+def parse_bucket(text: str) -> int:
+    """'8K', '1M', 'demo-2K' or a plain token count -> tokens."""
+    key = text.strip()
+    for label, n in ALL_BUCKETS.items():
+        if key.lower() == label.lower():
+            return n
+    if key.isdigit() and int(key) > 0:
+        return int(key)
+    raise ValueError(f"unknown length {text!r} (use {', '.join(ALL_BUCKETS)} or a number)")
+
+
+# ------------------------------------------------------------------ composition
+
+
+def piece(fmt: str, text: str) -> str:
+    """The unit's text as it is placed inside a composed context (module docstring)."""
+    if fmt == "json":
+        return text.strip()
+    if fmt == "html":
+        m = _HTML_BODY.search(text)
+        return (m.group(1) if m else text).strip()
+    if fmt == "yaml":
+        lines = text.splitlines(keepends=True)
+        while lines and (lines[0].startswith(("%", "#")) or not lines[0].strip()):
+            lines.pop(0)
+        if lines and lines[0].rstrip() == "---":
+            lines.pop(0)
+        elif lines and lines[0].startswith("--- "):
+            lines[0] = lines[0][4:]
+        while lines and lines[-1].strip() in ("", "..."):
+            lines.pop()
+        body = "".join(lines)
+        return body if body.endswith("\n") else body + "\n"
+    if fmt == "javascript":
+        body = text.strip()
+        for pattern in (_JS_BINDING, _JS_EXPORTS):
+            m = pattern.match(body)
+            if m:
+                body = body[m.end():]
+                break
+        return body.rstrip().rstrip(";").rstrip()
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """How pieces become one document: ``head + wrap(p0) + sep + wrap(p1) ... + tail``."""
+
+    head: str
+    sep: str
+    tail: str
+    before: str = ""
+    after: str = ""
+
+    def wrap(self, p: str, i: int) -> str:
+        return self.before.replace("{i}", f"{i + 1:04d}") + p + self.after
+
+
+FRAMES: dict[str, Frame] = {
+    "json": Frame("[\n", ",\n", "\n]\n"),
+    "html": Frame('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
+                  "<title>Collected records</title>\n</head>\n<body>\n", "\n",
+                  "\n</body>\n</html>\n", "<section>", "</section>"),
+    "yaml": Frame("", "", "", "---\n"),
+    "javascript": Frame("", "\n", "\n", "const entry_{i} = ", ";"),
+}
+
+
+def compose(fmt: str, pieces: Sequence[str]) -> str:
+    """One document of ``fmt`` holding ``pieces`` in order (module docstring)."""
+    f = FRAMES[fmt]
+    return f.head + f.sep.join(f.wrap(p, i) for i, p in enumerate(pieces)) + f.tail
+
+
+# ------------------------------------------------------------------ token counting
+
+
+class Counter:
+    """Token counts under several construction tokenizers.
+
+    ``many`` counts distinct texts once each; ``full`` counts a whole context (in
+    parallel pieces cut at digit boundaries, exact for digit-safe tokenizers). A
+    tokenizer whose BPE model, normalizer and pre-tokenizer equal an earlier one's and
+    that differs only in added tokens (Qwen2.5 vs Qwen3) reuses that count for texts
+    containing none of the differing added tokens -- the same tokens by construction.
+    """
+
+    def __init__(self, names: Sequence[str] = DEFAULT_TOKENIZERS) -> None:
+        self.names = tuple(names)
+        self.toks = [_tokens.load(n) for n in self.names]
+        self._same: list[tuple[int, tuple[str, ...]] | None] = [None] * len(self.toks)
+        specs = [_core_spec(t) for t in self.toks]
+        for j in range(len(self.toks)):
+            for i in range(j):
+                if specs[i] is not None and specs[j] is not None and specs[i][0] == specs[j][0]:
+                    self._same[j] = (i, tuple(sorted(specs[i][1] ^ specs[j][1])))
+                    break
+
+    def _alias(self, j: int, text: str) -> int | None:
+        same = self._same[j]
+        if same is None or any(s in text for s in same[1]):
+            return None
+        return same[0]
+
+    def many(self, texts: Sequence[str]) -> np.ndarray:
+        """Counts, shape (len(texts), tokenizers)."""
+        out = np.zeros((len(texts), len(self.toks)), dtype=np.int64)
+        for j, tok in enumerate(self.toks):
+            todo: list[int] = []
+            for k, text in enumerate(texts):
+                alias = self._alias(j, text)
+                if alias is None:
+                    todo.append(k)
+                else:
+                    out[k, j] = out[k, alias]
+            for a in range(0, len(todo), 256):
+                batch = todo[a:a + 256]
+                out[batch, j] = tok.count_batch([texts[k] for k in batch])
+        return out
+
+    def full(self, text: str) -> dict[str, int]:
+        counts: list[int] = []
+        for j, tok in enumerate(self.toks):
+            alias = self._alias(j, text)
+            counts.append(counts[alias] if alias is not None else _count_parallel(tok, text))
+        return dict(zip(self.names, counts))
+
+
+def _core_spec(tok: object) -> tuple[str, frozenset[str]] | None:
+    inner = getattr(tok, "_tok", None)
+    if inner is None:
+        return None
+    spec = json.loads(inner.to_str())
+    added = frozenset(a["content"] for a in spec.pop("added_tokens", []))
+    spec.pop("post_processor", None)
+    return json.dumps(spec, sort_keys=True), added
+
+
+def _count_parallel(tok: _tokens.Tokenizer, text: str) -> int:
+    if not getattr(tok, "digit_safe", False) or len(text) < 1 << 17:
+        return tok.count(text)
+    points = _tokens._split_points(text)
+    return sum(tok.count_batch([text[a:b] for a, b in zip(points, points[1:])]))
+
+
+# ------------------------------------------------------------------ filling
+
+
+@dataclass(slots=True)
+class Pool:
+    """Pieces of one format's units, their token costs and description sets."""
+
+    fmt: str
+    ids: list[str]
+    pieces: list[str]
+    cost: np.ndarray  # (units, tokenizers): tokens of the wrapped piece plus its separator
+    keys: list[frozenset[str]]  # normalized record descriptions and record ids per unit
+    overhead: np.ndarray  # head + tail per tokenizer
+
+
+def make_pool(fmt: str, ids: Sequence[str], texts: Sequence[str],
+              keys: Sequence[frozenset[str]], counter: Counter) -> Pool:
+    f = FRAMES[fmt]
+    pieces = [piece(fmt, t) for t in texts]
+    bare = counter.many(pieces)
+    # wrapper and separator cost, measured once on a typical piece
+    probe = "{}" if fmt in ("json", "javascript") else "x: 1\n" if fmt == "yaml" else "<p>x</p>"
+    wrapped = counter.many([f.wrap(probe, 0) + f.sep, probe])
+    extra = wrapped[0] - wrapped[1]
+    overhead = counter.many([f.head + f.tail])[0] - counter.many([f.sep])[0]
+    return Pool(fmt, list(ids), pieces, bare + extra, list(keys), overhead)
+
+
+@dataclass(slots=True)
+class Context:
+    """A composed context and how it was made (the recipe is ``order``)."""
+
+    order: list[int]  # pool indices in document order (anchors included)
+    anchors: list[int]
+    text: str
+    tokens: dict[str, int]
+    estimate: dict[str, int]
+    reused: int = 0  # distractor occurrences beyond each unit's first
+    fill: float = 0.0  # min over tokenizers of tokens / length
+    notes: list[str] = field(default_factory=list)
+
+
+def build_context(pool: Pool, counter: Counter, anchors: Sequence[int], length: int,
+                  rng: random.Random, depth: float, *, tolerance: float = DEFAULT_TOLERANCE,
+                  allow_reuse: bool = False) -> Context:
+    """Fill ``length`` with distractors around ``anchors`` (placed at relative ``depth``).
+
+    Distractors are drawn in ``rng`` order; a unit sharing a record description or id
+    with the context so far is skipped (answers stay unique). Without ``allow_reuse``
+    every unit occurs at most once and a bucket that distinct units cannot fill is left
+    short (``fill < 1 - tolerance``); with it, distractors repeat and ``reused`` says
+    how often.
+    """
+    lo = math.ceil(length * (1 - tolerance))
+    est = pool.overhead.astype(np.int64).copy()
+    taken: set[str] = set()
+    for a in anchors:
+        est += pool.cost[a]
+        taken |= pool.keys[a]
+    chosen: list[int] = []
+    reused = 0
+    order = list(range(len(pool.ids)))
+    rng.shuffle(order)
+    anchor_set, anchor_keys = set(anchors), set(taken)
+    seen: set[int] = set()
+    for u in order:  # distinct units first
+        if not (est < lo).any():
+            break
+        if u in anchor_set or pool.keys[u] & taken or (est + pool.cost[u] > length).any():
+            continue
+        taken |= pool.keys[u]
+        seen.add(u)
+        chosen.append(u)
+        est += pool.cost[u]
+    progress = allow_reuse
+    while progress and (est < lo).any():  # flagged reuse: repeat distractors
+        progress = False
+        for u in order:
+            if not (est < lo).any():
+                break
+            if u in anchor_set or pool.keys[u] & anchor_keys or (est + pool.cost[u] > length).any():
+                continue
+            reused += u in seen
+            seen.add(u)
+            chosen.append(u)
+            est += pool.cost[u]
+            progress = True
+    return _finish(pool, counter, list(anchors), chosen, est, length, depth, reused)
+
+
+def _finish(pool: Pool, counter: Counter, anchors: list[int], chosen: list[int],
+            est: np.ndarray, length: int, depth: float, reused: int) -> Context:
+    notes: list[str] = []
+    first = est.copy()
+    while True:
+        at = round(depth * len(chosen))
+        order = chosen[:at] + anchors + chosen[at:]
+        text = compose(pool.fmt, [pool.pieces[u] for u in order])
+        counts = counter.full(text)
+        full = np.array([counts[n] for n in counter.names], dtype=np.int64)
+        if not (full > length).any() or not chosen:
+            break
+        delta = full - est  # boundary effects the per-unit sum did not see
+        notes.append(f"full count {int((full - length).max())} over the bucket")
+        while chosen and (est + delta > length).any():
+            est = est - pool.cost[chosen.pop()]
+    estimate = dict(zip(counter.names, (int(x) for x in first)))
+    estimate = dict(zip(counter.names, (int(x) for x in est)))
+    fill = min(counts[n] / length for n in counter.names)
+    return Context(order, anchors, text, counts, estimate, reused, fill, notes)

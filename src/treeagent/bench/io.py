@@ -1,0 +1,132 @@
+"""Reading and writing the validated benchmark tables (Parquet, byte-deterministic).
+
+Layout under ``validated/``::
+
+    examples/<format>.parquet   one row per example; the context as a recipe
+    units/<format>.parquet      the unit pieces the recipes name (id, source, text, sha256)
+    rejections.parquet          every rejected candidate with its reason
+    inventory.json, inventory.md
+
+A context is stored as a recipe -- its ordered unit ids -- because the paper grid's
+contexts hold ~10^8 tokens (hundreds of MB of text, the same units repeated across
+lengths and examples) while the distinct units they use are a few tens of MB; the
+recipe plus the unit table re-compose the exact text (:func:`materialize`), checked
+against the stored ``context_hash``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from treeagent.bench.contexts import compose
+from treeagent.bench.model import Example
+from treeagent.bench.validate import sha256
+
+EXAMPLE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("id", pa.string()), ("format", pa.string()), ("task", pa.string()),
+    ("length", pa.int64()), ("bucket", pa.string()), ("family", pa.int64()),
+    ("question", pa.string()), ("spec", pa.string()), ("answer", pa.string()),
+    ("source_ids", pa.list_(pa.string())), ("record_ids", pa.list_(pa.string())),
+    ("unit_ids", pa.list_(pa.string())), ("tokens", pa.string()),
+    ("reused", pa.int64()), ("flags", pa.list_(pa.string())),
+    ("context_hash", pa.string()), ("content_hash", pa.string()),
+]
+UNIT_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("unit_id", pa.string()), ("source", pa.string()), ("text", pa.string()),
+    ("sha256", pa.string()), ("provenance", pa.string()), ("flags", pa.list_(pa.string())),
+]
+REJECTION_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("id", pa.string()), ("format", pa.string()), ("task", pa.string()),
+    ("length", pa.int64()), ("reason", pa.string()), ("expectations", pa.string()),
+    ("detail", pa.string()),
+]
+
+
+def token_column(name: str) -> str:
+    """Column holding the count under one tokenizer: ``tokens_qwen3``, ``tokens_qwen2_5``."""
+    return "tokens_" + "".join(c if c.isalnum() else "_" for c in name)
+
+
+def write_table(rows: Sequence[dict[str, Any]], fields: list[tuple[str, pa.DataType]],
+                path: Path) -> int:
+    """Write rows with a fixed schema and fixed writer options (same rows -> same bytes)."""
+    schema = pa.schema(fields)
+    table = pa.Table.from_pylist([{k: r.get(k) for k, _ in fields} for r in rows],
+                                 schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(table, tmp, compression="zstd", compression_level=9,
+                   row_group_size=4096, use_dictionary=True, write_statistics=False,
+                   store_schema=False)
+    tmp.replace(path)
+    return path.stat().st_size
+
+
+def write_examples(rows: Sequence[dict[str, Any]], path: Path, tokenizers: Sequence[str]) -> int:
+    fields = EXAMPLE_FIELDS + [(token_column(n), pa.int64()) for n in tokenizers]
+    full = []
+    for r in rows:
+        counts = json.loads(r["tokens"])
+        full.append({**r, **{token_column(n): counts.get(n) for n in tokenizers}})
+    return write_table(full, fields, path)
+
+
+def content_hash(question: str, spec: str, answer: str, context_hash: str) -> str:
+    """sha256 of an example's content: question, specification, answer and context."""
+    return sha256(json.dumps([question, spec, answer, context_hash], ensure_ascii=False))
+
+
+def load_units(path: Path) -> dict[str, tuple[str, str]]:
+    """unit id -> (source, text) from a ``units/<format>.parquet`` table."""
+    t = pq.read_table(path, columns=["unit_id", "source", "text"]).to_pydict()
+    return {u: (s, x) for u, s, x in zip(t["unit_id"], t["source"], t["text"])}
+
+
+def materialize(fmt: str, unit_ids: Sequence[str], units: dict[str, tuple[str, str]]) -> str:
+    """Compose a context from its recipe (the unit texts are stored as pieces)."""
+    return compose(fmt, [units[u][1] for u in unit_ids])
+
+
+def units_path(examples_path: Path, fmt: str) -> Path:
+    return Path(examples_path).resolve().parent.parent / "units" / f"{fmt}.parquet"
+
+
+def read_examples(path: str | Path, *, ids: Sequence[str] | None = None,
+                  verify: bool = True) -> Iterator[Example]:
+    """Examples of one ``examples/<format>.parquet`` with their contexts materialized.
+
+    ``ids`` restricts to those example ids; ``verify`` checks each context against its
+    stored hash (a changed unit table raises ``ValueError``).
+    """
+    path = Path(path)
+    table = pq.read_table(path)
+    wanted = set(ids) if ids is not None else None
+    units: dict[str, dict[str, tuple[str, str]]] = {}
+    for batch in table.to_batches(max_chunksize=256):
+        for row in batch.to_pylist():
+            if wanted is not None and row["id"] not in wanted:
+                continue
+            fmt = row["format"]
+            if fmt not in units:
+                units[fmt] = load_units(units_path(path, fmt))
+            context = materialize(fmt, row["unit_ids"], units[fmt])
+            if verify and sha256(context) != row["context_hash"]:
+                raise ValueError(f"{row['id']}: materialized context does not match its hash")
+            yield Example(
+                id=row["id"], format=fmt, task=row["task"], length=int(row["length"]),
+                question=row["question"], answer=json.loads(row["answer"]),
+                spec=json.loads(row["spec"]), source_ids=list(row["source_ids"]),
+                tokens=json.loads(row["tokens"]), context=context,
+                content_hash=row["content_hash"],
+            )
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The stored rows of a table, without materializing contexts."""
+    return pq.read_table(path).to_pylist()

@@ -1,0 +1,374 @@
+"""The eight task generators of paper Section 4.1, with reference specifications.
+
+Each generator turns records (:class:`~treeagent.bench.model.Record`) into a
+:class:`Question`: a natural-language question and a machine-executable reference
+specification (JSON) with the answer construction computed for it. Questions name a
+record by its visible ``description`` and fields by their human names; they reveal no
+schema key path, index, structural path or location (C.3) -- :func:`leaks` checks that --
+and say whether several values must keep the order asked.
+
+Specifications (executed independently by :mod:`treeagent.bench.validate`, B.1):
+
+* ``{"op": "lookup", "kind", "record": description, "fields": [...], "shape"}`` --
+  one_field (``shape="value"``), two_fields, four_fields (ordered lists);
+* ``{"op": "lookup_records", "kind", "records": [descriptions], "field"}`` --
+  two_records, four_records (ordered list, in the order the question names them);
+* ``{"op": "count", "kind", "where": {"field", "cmp": "eq"|"gt"|"lt", "value"},
+  "scope"}`` -- conditional_count; ``eq`` compares :func:`norm` texts, ``gt``/``lt``
+  numbers (:func:`number`); records without the field never match;
+* ``{"op": "most_frequent", "kind", "field", "k", "scope"}`` -- the ``k`` most frequent
+  :func:`norm` values (unordered); unique only when the k-th count beats the (k+1)-th;
+* ``{"op": "extremum", "kind", "field", "fn": "max"|"min", "scope"}`` -- a number,
+  unique only when exactly one record attains it.
+
+``scope`` is ``{"over": "context", "kind": kind}``: every visible record of that kind in
+the whole input, counted per occurrence (B.1: aggregation answers are recomputed on the
+final context, after distractors are added).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from treeagent.bench.model import Record, Scalar
+from treeagent.scoring import TASKS
+
+LOOKUP_TASKS = ("one_field", "two_fields", "four_fields", "two_records", "four_records")
+AGGREGATE_TASKS = ("conditional_count", "most_frequent", "numeric_extremum")
+MAX_VALUE_CHARS = 100
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+_HUMAN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9 '()/-]*\Z")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z")
+
+
+@dataclass(slots=True)
+class Question:
+    """A generated question with its reference specification and answer."""
+
+    task: str
+    question: str
+    spec: dict[str, Any]
+    answer: Any
+    record_ids: list[str] = field(default_factory=list)  # supporting records
+    visible: list[str] = field(default_factory=list)  # descriptions/values quoted in it
+
+
+# ------------------------------------------------------------------ value semantics
+
+
+def norm(value: Scalar) -> str:
+    """The text a value is compared by: case-folded, whitespace collapsed."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return " ".join(str(value).split()).casefold()
+
+
+def number(value: Scalar) -> float | None:
+    """A value as a finite number (ints, floats, plain numeric strings); else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        x = float(value)
+    elif isinstance(value, str) and _NUMBER.match(value.strip()):
+        x = float(value.strip())
+    else:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def human_field(name: str) -> bool:
+    """A field name fit for a question: words, not a key (no ``_ . [ $``, no camelCase)."""
+    return bool(_HUMAN_NAME.match(name)) and not _CAMEL.search(name) and len(name) <= 60
+
+
+def answerable(value: Scalar) -> bool:
+    """A value a model can be asked to write back (non-empty, one line, short)."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        s = value.strip()
+        return bool(s) and "\n" not in s and len(s) <= MAX_VALUE_CHARS
+    return not (isinstance(value, float) and not math.isfinite(value))
+
+
+def present(value: Scalar) -> bool:
+    """A value counted by aggregations: not null, not an empty string."""
+    return value is not None and (not isinstance(value, str) or bool(value.strip()))
+
+
+def _fields(rec: Record) -> list[str]:
+    return [k for k, v in rec.fields.items() if human_field(k) and answerable(v)]
+
+
+def plural(kind: str) -> str:
+    """'earthquake event' -> 'earthquake events', 'entry' -> 'entries'."""
+    if kind.endswith(("s", "x", "ch", "sh")):
+        return kind + "es"
+    if kind.endswith("y") and kind[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return kind[:-1] + "ies"
+    return kind + "s"
+
+
+def named(rec: Record) -> str:
+    """How a question names a record: its kind and quoted visible description."""
+    return f'the {rec.kind} "{rec.description}"'
+
+
+def _quote(value: Scalar) -> str:
+    return f'"{value}"' if isinstance(value, str) else norm(value)
+
+
+# ------------------------------------------------------------------ leak check (C.3)
+
+_LEAKS = (
+    (re.compile(r"\$[.\[]"), "structural path"),
+    (re.compile(r"\[\s*\d+\s*\]"), "index"),
+    (re.compile(r"(?:^|\s)/[a-z][\w-]*(?:\[\d+\])?(?:/|\b)"), "markup path"),
+    (re.compile(r"\b[A-Za-z]\w*\.[A-Za-z_]\w*\b"), "dotted key path"),
+    (re.compile(r"\b\w+_\w+\b"), "schema key"),
+    (re.compile(r"#\s*\d|\bno\.\s*\d|\b(?:entry|record|element|item|response|document|"
+                r"page|unit|node|row|object)\s+\d+", re.I), "index"),
+    (re.compile(r"\b(?:index|offset|line number|position|json ?path|xpath|key path|schema)\b",
+                re.I), "location word"),
+    (re.compile(r"\b(?:first|second|third|fourth|fifth|last|\d+(?:st|nd|rd|th))\b", re.I),
+     "ordinal location"),
+)
+
+
+def leaks(question: str, visible: Sequence[str] = (), fields: Sequence[str] = (),
+          paths: Sequence[str] = ()) -> list[str]:
+    """Why ``question`` reveals schema or location (C.3); ``[]`` when it does not.
+
+    The quoted ``visible`` texts (record descriptions, condition values) and the human
+    ``fields`` names are content the question must name: field names must be words
+    (:func:`human_field`), and all of them are masked before the template is checked;
+    ``paths`` are the records' structural paths, which must not appear at all.
+    """
+    reasons = [f"structural path {p!r}" for p in paths if len(p) > 2 and p in question]
+    reasons += [f"field name {f!r} is a key" for f in fields if not human_field(f)]
+    skeleton = question
+    for text in sorted({str(v) for v in (*visible, *fields)}, key=len, reverse=True):
+        if text:
+            skeleton = skeleton.replace(text, " \u2026 ")
+    for pattern, reason in _LEAKS:
+        if pattern.search(skeleton):
+            reasons.append(reason)
+    return reasons
+
+
+def spec_fields(spec: dict[str, Any]) -> list[str]:
+    """The field names a specification names."""
+    if "fields" in spec:
+        return list(spec["fields"])
+    if "where" in spec:
+        return [spec["where"]["field"]]
+    return [spec["field"]] if "field" in spec else []
+
+
+# ------------------------------------------------------------------ lookups
+
+
+def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random,
+                exclude: set[str]) -> Question | None:
+    cands = [r for r in records if len(_fields(r)) >= n]
+    rng.shuffle(cands)
+    for rec in cands:
+        names = rng.sample(_fields(rec), n)
+        spec = {"op": "lookup", "kind": rec.kind, "record": rec.description, "fields": names,
+                "shape": "value" if n == 1 else "list", "ordered": n > 1}
+        key = repr(("lookup", rec.description, sorted(names)))
+        if key in exclude:
+            continue
+        exclude.add(key)
+        values = [rec.fields[f] for f in names]
+        if n == 1:
+            text = f"What is the {names[0]} of {named(rec)}? Answer with the value only."
+            answer: Any = values[0]
+        else:
+            listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+            text = (f"What are the {listed} of {named(rec)}? Give the {_WORDS[n]} "
+                    "values in exactly this order.")
+            answer = values
+        return Question(task, text, spec, answer, [rec.id], [rec.description])
+    return None
+
+
+def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Random,
+                  exclude: set[str]) -> Question | None:
+    by_key: dict[tuple[str, str], list[Record]] = {}
+    for rec in records:
+        for name in _fields(rec):
+            by_key.setdefault((rec.kind, name), []).append(rec)
+    keys = sorted(k for k, recs in by_key.items() if len(recs) >= n)
+    rng.shuffle(keys)
+    for kind, name in keys:
+        chosen = rng.sample(by_key[(kind, name)], n)
+        descs = [r.description for r in chosen]
+        key = repr(("many", name, sorted(descs)))
+        if key in exclude:
+            continue
+        exclude.add(key)
+        spec = {"op": "lookup_records", "kind": kind, "records": descs, "field": name,
+                "ordered": True}
+        listed = "; ".join(f'"{d}"' for d in descs)
+        text = (f"What is the {name} of each of these {_WORDS[n]} {plural(kind)}: {listed}? "
+                "Give the values in the same order as the entries are named here.")
+        return Question(task, text, spec, [r.fields[name] for r in chosen],
+                        [r.id for r in chosen], descs)
+    return None
+
+
+# ------------------------------------------------------------------ aggregations
+
+
+def _groups(records: Sequence[Record]) -> dict[tuple[str, str], list[Record]]:
+    """Records of each (kind, field) with a :func:`present` value of that field."""
+    out: dict[tuple[str, str], list[Record]] = {}
+    for rec in records:
+        for name, value in rec.fields.items():
+            if not human_field(name) or not present(value):
+                continue
+            out.setdefault((rec.kind, name), []).append(rec)
+    return out
+
+
+def _scope(kind: str) -> dict[str, str]:
+    return {"over": "context", "kind": kind}
+
+
+def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> Question | None:
+    groups = _groups(records)
+    keys = sorted(k for k, recs in groups.items() if len(recs) >= 3)
+    rng.shuffle(keys)
+    for kind, name in keys:
+        recs = groups[(kind, name)]
+        nums = [number(r.fields[name]) for r in recs]
+        if all(x is not None for x in nums) and len(set(nums)) >= 3:
+            ordered = sorted(set(nums))
+            cut = ordered[rng.randrange(1, len(ordered) - 1)]
+            cmp = rng.choice(("gt", "lt"))
+            value: Scalar = int(cut) if float(cut).is_integer() else cut
+            answer = sum(1 for x in nums if (x > cut if cmp == "gt" else x < cut))
+            words = "greater than" if cmp == "gt" else "less than"
+            cond = f"a {name} {words} {norm(value)}"
+        else:
+            counts = Counter(norm(r.fields[name]) for r in recs)
+            options = sorted(v for v, c in counts.items()
+                             if 1 <= c < len(recs) and len(v) <= 60 and "\n" not in v)
+            if not options:
+                continue
+            target = rng.choice(options)
+            value = next(r.fields[name] for r in recs if norm(r.fields[name]) == target)
+            cmp, answer = "eq", counts[target]
+            cond = f"the {name} {_quote(value)}"
+        spec = {"op": "count", "kind": kind, "where": {"field": name, "cmp": cmp, "value": value},
+                "scope": _scope(kind)}
+        key = repr(("count", kind, name, cmp, norm(value)))
+        if key in exclude:
+            continue
+        exclude.add(key)
+        text = (f"How many {plural(kind)} in this input have {cond}? Consider every "
+                f"{kind} shown in the input. Answer with a single number.")
+        return Question("conditional_count", text, spec, answer,
+                        [r.id for r in recs], [norm(value), str(value)])
+    return None
+
+
+def _most_frequent(records: Sequence[Record], rng: random.Random,
+                   exclude: set[str]) -> Question | None:
+    groups = _groups(records)
+    keys = sorted(k for k, recs in groups.items() if len(recs) >= 4)
+    rng.shuffle(keys)
+    for kind, name in keys:
+        recs = groups[(kind, name)]
+        if all(number(r.fields[name]) is not None for r in recs):
+            continue  # frequency of measurements is not a meaningful question
+        counts = Counter(norm(r.fields[name]) for r in recs)
+        ranked = counts.most_common()
+        for k in rng.sample((1, 2, 3), 3):
+            if len(ranked) <= k or ranked[k - 1][1] < 2 or ranked[k - 1][1] == ranked[k][1]:
+                continue  # ties excluded: the answer must be unique (4.1)
+            top = [v for v, _ in ranked[:k]]
+            key = repr(("freq", kind, name, k))
+            if key in exclude:
+                continue
+            exclude.add(key)
+            spelled = [next(r.fields[name] for r in recs if norm(r.fields[name]) == v)
+                       for v in top]
+            if not all(answerable(v) for v in spelled):
+                continue
+            spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
+                    "scope": _scope(kind), "ordered": False}
+            what = (f"Which {name} value occurs" if k == 1
+                    else f"Which {_WORDS[k]} {name} values occur")
+            order = "" if k == 1 else " List them in any order; order does not matter."
+            text = f"{what} most often among the {plural(kind)} in this input?{order}"
+            answer: Any = spelled
+            return Question("most_frequent", text, spec, answer, [r.id for r in recs], [])
+    return None
+
+
+def _extremum(records: Sequence[Record], rng: random.Random,
+              exclude: set[str]) -> Question | None:
+    groups = _groups(records)
+    keys = sorted(k for k, recs in groups.items() if len(recs) >= 3)
+    rng.shuffle(keys)
+    for kind, name in keys:
+        recs = groups[(kind, name)]
+        nums = [number(r.fields[name]) for r in recs]
+        if any(x is None for x in nums):
+            continue
+        for fn in rng.sample(("max", "min"), 2):
+            best = max(nums) if fn == "max" else min(nums)
+            if nums.count(best) != 1:
+                continue  # the extremum must be attained once (unique answer)
+            key = repr(("ext", kind, name, fn))
+            if key in exclude:
+                continue
+            exclude.add(key)
+            spec = {"op": "extremum", "kind": kind, "field": name, "fn": fn,
+                    "scope": _scope(kind)}
+            word = "highest" if fn == "max" else "lowest"
+            text = (f"What is the {word} {name} among all {plural(kind)} in this input? "
+                    "Answer with the number only.")
+            answer = recs[nums.index(best)].fields[name]
+            value: Any = number(answer) if isinstance(answer, str) else answer
+            return Question("numeric_extremum", text, spec, value, [r.id for r in recs], [])
+    return None
+
+
+Generator = Callable[[Sequence[Record], random.Random, set[str]], "Question | None"]
+
+GENERATORS: dict[str, Generator] = {
+    "one_field": lambda r, g, e: _one_record("one_field", 1, r, g, e),
+    "two_fields": lambda r, g, e: _one_record("two_fields", 2, r, g, e),
+    "four_fields": lambda r, g, e: _one_record("four_fields", 4, r, g, e),
+    "two_records": lambda r, g, e: _many_records("two_records", 2, r, g, e),
+    "four_records": lambda r, g, e: _many_records("four_records", 4, r, g, e),
+    "conditional_count": _count,
+    "most_frequent": _most_frequent,
+    "numeric_extremum": _extremum,
+}
+assert tuple(GENERATORS) == TASKS
+
+
+def generate(task: str, records: Sequence[Record], rng: random.Random,
+             exclude: set[str] | None = None) -> Question | None:
+    """One question of ``task`` over ``records`` (None when they support none).
+
+    ``exclude`` collects keys of questions already asked, so repeated calls give distinct
+    questions. Lookup tasks take the supporting (anchor) records; aggregation tasks take
+    every record of the final context (B.1 scope rule).
+    """
+    if task not in GENERATORS:
+        raise ValueError(f"unknown task {task!r} (choose from {', '.join(TASKS)})")
+    return GENERATORS[task](records, rng, set() if exclude is None else exclude)

@@ -1,0 +1,400 @@
+"""Validation independent of construction (paper B.1), as Great Expectations suites.
+
+Construction's records and answers are never trusted here. For each context:
+re-parse it with :func:`treeagent.formats.parse`, split the parsed document into its
+units (:func:`unit_pieces`), check each against the recipe (unit ids and text hashes),
+re-extract records from each unit's visible text with the source adapter's
+``records_from_text``, and recount tokens under the construction tokenizers. For each
+example: execute the stored specification over every visible record (:func:`execute`),
+compare with the stored answer, check answer uniqueness (a named description occurs
+exactly once; no tie in most_frequent; one record attains the extremum), scope, source
+ids and the question's C.3 contract (:func:`treeagent.bench.tasks.leaks`).
+
+The outcomes become ``check_*`` columns ("" = passed, else the reason) of the example
+table, and :func:`examples_suite` expresses every rule -- these columns plus schema,
+uniqueness, bucket and token-range expectations -- as one GX suite. A row that fails
+any expectation is rejected with the expectation and reason (:func:`rejections`);
+nothing is dropped silently. The pipeline's gate reuses :func:`run_examples_suite`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from treeagent import formats
+from treeagent.bench import tasks
+from treeagent.bench.model import Record
+from treeagent.scoring import TASKS
+
+Extractor = Callable[[str, str, str], list[Record]]
+CHECKS = ("parse", "units", "length", "answer", "unique", "scope", "sources", "question")
+SPEC_OPS = {
+    "one_field": "lookup", "two_fields": "lookup", "four_fields": "lookup",
+    "two_records": "lookup_records", "four_records": "lookup_records",
+    "conditional_count": "count", "most_frequent": "most_frequent",
+    "numeric_extremum": "extremum",
+}
+_JS_DECL = re.compile(r"\A(?:const|let|var)\s+[A-Za-z_$][\w$]*\s*=\s*")
+
+
+class Invalid(ValueError):
+    """A specification that has no unique answer over the visible records."""
+
+    def __init__(self, check: str, reason: str) -> None:
+        super().__init__(reason)
+        self.check = check
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# ------------------------------------------------------------------ re-parse
+
+
+def unit_pieces(fmt: str, text: str) -> list[str]:
+    """Re-parse a composed context and return the visible text of each unit in order.
+
+    Raises ``treeagent.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
+    that is not a composition of units: wrong root, stray content).
+    """
+    tree = formats.parse(text, fmt)
+    root = tree.root
+    if fmt == "json":
+        if root.kind != "array":
+            raise ValueError("context is not a JSON list of responses")
+        return [text[c.start:c.end] for c in root.children]
+    if fmt == "yaml":
+        docs = root.children if root.kind == "stream" else [root]
+        starts = [d.start for d in docs] + [len(text)]
+        out = []
+        for a, b in zip(starts, starts[1:]):
+            if not text.startswith("---\n", a):
+                raise ValueError("a YAML document does not start with ---")
+            out.append(text[a + 4:b])
+        return out
+    if fmt == "html":
+        body = [n for n in tree.nodes if n.kind == "element" and n.label == "body"]
+        if len(body) != 1:
+            raise ValueError("context page has no single <body>")
+        out = []
+        for c in body[0].children:
+            src = text[c.start:c.end]
+            if c.kind == "text" and not src.strip():
+                continue
+            if c.kind != "element" or c.label != "section":
+                raise ValueError(f"stray {c.kind} in <body>")
+            if not (src.startswith("<section>") and src.endswith("</section>")):
+                raise ValueError("a unit's <section> is not closed")
+            out.append(src[len("<section>"):-len("</section>")])
+        return out
+    if fmt == "javascript":
+        if root.kind != "program":
+            raise ValueError("context is not a module of initializers")
+        out = []
+        for c in root.children:
+            src = text[c.start:c.end]
+            m = _JS_DECL.match(src)
+            if not m or not src.endswith(";"):
+                raise ValueError(f"binding {c.label!r} is not a const initializer")
+            out.append(src[m.end():-1])
+        return out
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+# ------------------------------------------------------------------ execution
+
+
+def _described(records: Sequence[Record], description: str, kind: str) -> Record:
+    hits = [r for r in records if r.description == description]
+    if len(hits) != 1:
+        raise Invalid("unique", f"description occurs {len(hits)} times: {description[:80]!r}")
+    if hits[0].kind != kind:
+        raise Invalid("scope", f"{description[:60]!r} is a {hits[0].kind}, not a {kind}")
+    return hits[0]
+
+
+def _value(rec: Record, name: str) -> Any:
+    if name not in rec.fields or not tasks.answerable(rec.fields[name]):
+        raise Invalid("answer", f"{rec.description[:60]!r} has no {name!r}")
+    return rec.fields[name]
+
+
+def _in_scope(spec: Mapping[str, Any], records: Sequence[Record]) -> list[Record]:
+    scope = spec.get("scope")
+    if scope != {"over": "context", "kind": spec["kind"]}:
+        raise Invalid("scope", f"unsupported scope {scope!r}")
+    name = spec["where"]["field"] if spec["op"] == "count" else spec["field"]
+    out = [r for r in records if r.kind == spec["kind"] and tasks.present(r.fields.get(name))]
+    if not out:
+        raise Invalid("scope", f"no {spec['kind']} with a {name!r} in the context")
+    return out
+
+
+def execute(spec: Mapping[str, Any], records: Sequence[Record]) -> tuple[Any, list[Record]]:
+    """Run a reference specification over every visible record (B.1).
+
+    Returns the answer and the supporting records; raises :class:`Invalid` when the
+    answer is not unique or the scope is empty/unsupported.
+    """
+    op = spec["op"]
+    if op == "lookup":
+        rec = _described(records, spec["record"], spec["kind"])
+        values = [_value(rec, f) for f in spec["fields"]]
+        return (values[0] if spec.get("shape") == "value" else values), [rec]
+    if op == "lookup_records":
+        recs = [_described(records, d, spec["kind"]) for d in spec["records"]]
+        return [_value(r, spec["field"]) for r in recs], recs
+    scoped = _in_scope(spec, records)
+    if op == "count":
+        where = spec["where"]
+        if where["cmp"] == "eq":
+            want = tasks.norm(where["value"])
+            hits = [r for r in scoped if tasks.norm(r.fields[where["field"]]) == want]
+        else:
+            bound = float(where["value"])
+            sign = 1 if where["cmp"] == "gt" else -1
+            nums = [(r, tasks.number(r.fields[where["field"]])) for r in scoped]
+            hits = [r for r, x in nums if x is not None and sign * (x - bound) > 0]
+        return len(hits), scoped
+    if op == "most_frequent":
+        counts = Counter(tasks.norm(r.fields[spec["field"]]) for r in scoped).most_common()
+        k = int(spec["k"])
+        if len(counts) <= k or counts[k - 1][1] < 2 or counts[k - 1][1] == counts[k][1]:
+            raise Invalid("unique", f"most frequent {k}: tie or too few values ({counts[:k + 1]})")
+        return [v for v, _ in counts[:k]], scoped
+    if op == "extremum":
+        nums = [tasks.number(r.fields[spec["field"]]) for r in scoped]
+        if any(x is None for x in nums):
+            raise Invalid("scope", f"non-numeric {spec['field']!r} in scope")
+        best = max(nums) if spec["fn"] == "max" else min(nums)  # type: ignore[type-var]
+        if nums.count(best) != 1:
+            raise Invalid("unique", f"{spec['fn']} {best} attained {nums.count(best)} times")
+        return best, scoped
+    raise Invalid("answer", f"unknown op {op!r}")
+
+
+def same_answer(task: str, got: Any, stored: Any) -> bool:
+    """Executed vs stored answer: numbers exactly (1e-9), text by :func:`tasks.norm`;
+    order ignored only for most_frequent."""
+    def one(a: Any, b: Any) -> bool:
+        x, y = tasks.number(a), tasks.number(b)
+        if x is not None and y is not None:
+            return math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9)
+        return tasks.norm(a) == tasks.norm(b)
+
+    if isinstance(got, list) != isinstance(stored, list):
+        return False
+    if not isinstance(got, list):
+        return one(got, stored)
+    if len(got) != len(stored):
+        return False
+    if task == "most_frequent":
+        return sorted(map(tasks.norm, got)) == sorted(map(tasks.norm, stored))
+    return all(one(a, b) for a, b in zip(got, stored))
+
+
+# ------------------------------------------------------------------ per-row checks
+
+
+@dataclass(slots=True)
+class ContextCheck:
+    """What re-parsing one context found (shared by the examples asked over it)."""
+
+    errors: dict[str, str] = field(default_factory=dict)
+    records: list[Record] = field(default_factory=list)
+    unit_of: dict[int, str] = field(default_factory=dict)  # id(record) -> unit id
+    tokens: dict[str, int] = field(default_factory=dict)
+
+
+def check_context(fmt: str, text: str, unit_ids: Sequence[str],
+                  units: Mapping[str, tuple[str, str]], extract: Extractor,
+                  count: Callable[[str], dict[str, int]] | None,
+                  cache: dict[str, list[Record]] | None = None) -> ContextCheck:
+    """Re-parse ``text``; ``units`` maps unit id -> (source, sha256 of its piece)."""
+    out = ContextCheck()
+    try:
+        pieces = unit_pieces(fmt, text)
+    except ValueError as exc:  # ParseError is a ValueError
+        out.errors["parse"] = f"re-parse failed: {exc}"
+        return out
+    if len(pieces) != len(unit_ids):
+        out.errors["units"] = f"{len(pieces)} units parsed, recipe lists {len(unit_ids)}"
+        return out
+    cache = {} if cache is None else cache
+    for uid, p in zip(unit_ids, pieces):
+        if uid not in units:
+            out.errors["units"] = f"unknown unit id {uid!r}"
+            return out
+        source, digest = units[uid]
+        if sha256(p) != digest:
+            out.errors["units"] = f"unit {uid!r} text differs from the unit table"
+            return out
+        key = f"{source}\0{digest}"
+        if key not in cache:
+            try:
+                cache[key] = list(extract(fmt, source, p))
+            except Exception as exc:  # noqa: BLE001 - any extractor failure rejects
+                cache[key] = []
+                out.errors["parse"] = f"record re-extraction failed in {uid!r}: {exc}"
+        for rec in cache[key]:
+            out.records.append(rec)
+            out.unit_of[id(rec)] = uid
+    if count is not None:
+        out.tokens = count(text)
+    return out
+
+
+def check_example(row: Mapping[str, Any], ctx: ContextCheck, tolerance: float) -> dict[str, str]:
+    """``check_<name>`` -> "" or the reason, for every name in :data:`CHECKS`."""
+    res = {f"check_{c}": "" for c in CHECKS}
+    for name, reason in ctx.errors.items():
+        res[f"check_{name}"] = reason
+    spec = json.loads(row["spec"])
+    if SPEC_OPS.get(row["task"]) != spec.get("op"):
+        res["check_answer"] = f"spec op {spec.get('op')!r} does not fit task {row['task']!r}"
+    length = int(row["length"])
+    lo = math.ceil(length * (1 - tolerance))
+    stored_tokens = json.loads(row["tokens"])
+    for name, n in (ctx.tokens or stored_tokens).items():
+        if not lo <= n <= length:
+            res["check_length"] = f"{name}: {n} tokens outside [{lo}, {length}]"
+        elif ctx.tokens and stored_tokens.get(name) != n:
+            res["check_length"] = f"{name}: stored {stored_tokens.get(name)} != recounted {n}"
+    if ctx.errors.get("parse") or ctx.errors.get("units"):
+        return res
+    try:
+        got, support = execute(spec, ctx.records)
+    except Invalid as exc:
+        res[f"check_{exc.check}"] = str(exc)
+        support = []
+    else:
+        if not same_answer(row["task"], got, json.loads(row["answer"])):
+            res["check_answer"] = f"spec gives {json.dumps(got)[:120]}, stored {row['answer'][:120]}"
+    units = {ctx.unit_of[id(r)] for r in support}
+    claimed = set(row["source_ids"])
+    if support and (units != claimed if spec["op"] in ("count", "most_frequent", "extremum")
+                    else not units <= claimed):
+        res["check_sources"] = f"evidence in {sorted(units)[:4]}, source ids {sorted(claimed)[:4]}"
+    visible = [*spec.get("records", []), *([spec["record"]] if "record" in spec else [])]
+    if "where" in spec:
+        visible += [str(spec["where"]["value"]), tasks.norm(spec["where"]["value"])]
+    found = tasks.leaks(row["question"], visible, tasks.spec_fields(spec),
+                        [r.path for r in support if spec["op"].startswith("lookup")])
+    if found:
+        res["check_question"] = "question reveals " + ", ".join(found)
+    return res
+
+
+# ------------------------------------------------------------------ GX suites
+
+
+def examples_suite(name: str = "treeagent.bench.examples") -> Any:
+    """The GX suite every example row must pass (gate of the validate_examples stage)."""
+    import great_expectations as gx
+
+    E = gx.expectations
+    suite = gx.ExpectationSuite(name=name)
+    for col in ("id", "format", "task", "length", "question", "spec", "answer",
+                "unit_ids", "source_ids", "tokens", "content_hash"):
+        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=col))
+    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="id"))
+    suite.add_expectation(E.ExpectColumnValuesToBeInSet(column="task", value_set=list(TASKS)))
+    suite.add_expectation(E.ExpectColumnValuesToBeInSet(
+        column="format", value_set=list(formats.FORMATS)))
+    from treeagent.bench.contexts import ALL_BUCKETS
+
+    suite.add_expectation(E.ExpectColumnValuesToBeInSet(
+        column="length", value_set=sorted(ALL_BUCKETS.values())))
+    suite.add_expectation(E.ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A="length", column_B="tokens_max", or_equal=True))
+    suite.add_expectation(E.ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A="tokens_min", column_B="length_floor", or_equal=True))
+    suite.add_expectation(E.ExpectColumnValueLengthsToEqual(column="content_hash", value=64))
+    suite.add_expectation(E.ExpectColumnValuesToNotMatchRegex(
+        column="question", regex=r"\$[.\[]|\[\s*\d+\s*\]|/html/|\bjson ?path\b|\bxpath\b"))
+    suite.add_expectation(E.ExpectColumnValuesToBeInSet(column="answer_is_null", value_set=[False]))
+    for c in CHECKS:
+        suite.add_expectation(E.ExpectColumnValuesToBeInSet(column=f"check_{c}", value_set=[""]))
+    return suite
+
+
+def _prepared(df: Any, tolerance: float) -> Any:
+    """Derived columns the suite reads (tokens range, bucket floor, row number)."""
+    df = df.reset_index(drop=True).copy()
+    counts = [json.loads(t) if isinstance(t, str) else {} for t in df["tokens"]]
+    df["tokens_min"] = [min(c.values()) if c else -1 for c in counts]
+    df["tokens_max"] = [max(c.values()) if c else 1 << 62 for c in counts]
+    df["length_floor"] = [math.ceil(n * (1 - tolerance)) for n in df["length"]]
+    df["answer_is_null"] = [a is None or a == "null" for a in df["answer"]]
+    for c in CHECKS:
+        if f"check_{c}" not in df.columns:
+            df[f"check_{c}"] = ""
+    df["_row"] = range(len(df))
+    return df
+
+
+@dataclass(slots=True)
+class SuiteResult:
+    """Outcome of :func:`run_examples_suite`: ``failed`` maps row -> failed expectations."""
+
+    success: bool
+    failed: dict[int, list[str]]
+    expectations: list[tuple[str, str, bool, int]]  # (type, column(s), success, unexpected)
+    raw: Any = None
+
+
+def run_examples_suite(df: Any, tolerance: float = 0.05) -> SuiteResult:
+    """Run :func:`examples_suite` over an example table (pandas; GX 1.x ephemeral).
+
+    Rows without ``check_*`` columns (a stored table) are held to the table-level
+    expectations only; :func:`treeagent.bench.build` adds them for new rows.
+    """
+    import great_expectations as gx
+
+    df = _prepared(df, tolerance)
+    ctx = gx.get_context(mode="ephemeral")
+    ctx.variables.progress_bars = {"globally": False, "metric_calculations": False}
+    asset = ctx.data_sources.add_pandas("treeagent_bench").add_dataframe_asset("examples")
+    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
+        batch_parameters={"dataframe": df})
+    res = batch.validate(examples_suite(), result_format={
+        "result_format": "COMPLETE", "unexpected_index_column_names": ["_row"]})
+    failed: dict[int, list[str]] = {}
+    summary = []
+    for r in res.results:
+        cfg = r.expectation_config
+        kw = cfg.kwargs
+        cols = kw.get("column") or f"{kw.get('column_A')},{kw.get('column_B')}"
+        label = f"{cfg.type}({cols})"
+        rows = r.result.get("unexpected_index_list") or []
+        summary.append((cfg.type, cols, bool(r.success), int(r.result.get("unexpected_count") or 0)))
+        for item in rows:
+            i = int(item["_row"]) if isinstance(item, dict) else int(item)
+            failed.setdefault(i, []).append(label)
+        if not r.success and not rows:  # a table-level failure names every row
+            for i in range(len(df)):
+                failed.setdefault(i, []).append(label)
+    return SuiteResult(bool(res.success), failed, summary, res)
+
+
+def rejections(df: Any, result: SuiteResult) -> list[dict[str, Any]]:
+    """One rejection per failing row: the failed expectations and the plain reasons."""
+    out = []
+    for i, labels in sorted(result.failed.items()):
+        row = df.iloc[i]
+        reasons = [str(row[f"check_{c}"]) for c in CHECKS
+                   if f"check_{c}" in df.columns and row[f"check_{c}"]]
+        check = next((c for c in CHECKS if f"check_{c}" in df.columns and row[f"check_{c}"]),
+                     labels[0])
+        out.append({"id": row["id"], "format": row["format"], "task": row["task"],
+                    "length": int(row["length"]), "reason": check,
+                    "expectations": "; ".join(labels), "detail": " | ".join(reasons)})
+    return out

@@ -1,0 +1,177 @@
+"""Task generators (paper 4.1, C.3): questions reveal no schema/location; specs re-execute.
+
+Also holds the hand-built units (all four formats) and their independent record
+extractor that the other ``test_bench_*`` modules import.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treeagent.bench import tasks, validate
+from treeagent.bench.model import Record, Unit
+from treeagent.scoring import TASKS
+
+KIND = "earthquake event"
+_CELL = re.compile(r"<td>(.*?)</td>")
+
+
+def _event(rng: random.Random, u: int, i: int) -> dict:
+    return {
+        "title": f"M {rng.randint(20, 79) / 10} - quake {u}-{i} near Town{rng.randint(1, 9)}",
+        "magnitude": rng.randint(20, 79) / 10,
+        "depth": rng.randint(1, 700),
+        "network": rng.choice(["us", "ci", "nc", "ak", "hv"]),
+        "status": rng.choice(["reviewed", "automatic"]),
+        "alert level": rng.choice(["green", "yellow", "orange"]),
+    }
+
+
+def render(fmt: str, events: list[dict]) -> str:
+    """The events in native syntax of ``fmt`` (a unit's text)."""
+    if fmt == "json":
+        return json.dumps({"type": "FeatureCollection", "events": events}, indent=1)
+    if fmt == "yaml":
+        return yaml.safe_dump({"title": "catalog", "events": events}, sort_keys=False)
+    if fmt == "javascript":
+        return json.dumps(events)
+    head = "".join(f"<th>{k}</th>" for k in events[0])
+    rows = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in e.values()) + "</tr>"
+                   for e in events)
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
+def extract(fmt: str, source: str, text: str) -> list[Record]:
+    """Independent re-extraction of the hand-built units (stands in for the adapters)."""
+    if fmt == "json":
+        events = json.loads(text)["events"]
+    elif fmt == "yaml":
+        events = yaml.safe_load(text)["events"]
+    elif fmt == "javascript":
+        events = json.loads(text)
+    else:
+        keys = re.findall(r"<th>(.*?)</th>", text)
+        events = []
+        for row in re.findall(r"<tr>(<td>.*?)</tr>", text):
+            vals = _CELL.findall(row)
+            e = dict(zip(keys, vals))
+            for k in ("magnitude", "depth"):
+                e[k] = float(e[k]) if "." in e[k] else int(e[k])
+            events.append(e)
+    return [Record(id=f"#{i}", unit_id="", kind=KIND, description=e["title"],
+                   fields={k: v for k, v in e.items() if k != "title"}, path=f"$.events[{i}]")
+            for i, e in enumerate(events)]
+
+
+def make_units(fmt: str, n: int = 60, seed: int = 0, per_unit: tuple[int, int] = (1, 6)
+               ) -> list[Unit]:
+    rng = random.Random(seed)
+    out = []
+    for u in range(n):
+        events = [_event(rng, u, i) for i in range(rng.randint(*per_unit))]
+        text = render(fmt, events)
+        uid = f"{fmt}/test/u{u:03d}"
+        recs = extract(fmt, "test", text)
+        for r in recs:
+            r.id, r.unit_id = uid + r.id, uid
+        out.append(Unit(id=uid, format=fmt, source="test", text=text, records=recs,
+                        provenance={"file": f"u{u}"}))
+    return out
+
+
+def _records(n: int = 12, seed: int = 1) -> list[Record]:
+    return [r for u in make_units("json", n, seed) for r in u.records]
+
+
+# ------------------------------------------------------------------ property tests
+
+_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
+_field_name = st.lists(_word, min_size=1, max_size=3).map(" ".join)
+_value = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6, allow_nan=False),
+                   _word, st.sampled_from(["us", "ci", "reviewed", "green"]), st.booleans())
+
+
+@st.composite
+def record_sets(draw):
+    names = draw(st.lists(_field_name, min_size=4, max_size=7, unique=True))
+    n = draw(st.integers(4, 14))
+    recs = []
+    for i in range(n):
+        fields = {k: draw(_value) for k in names}
+        desc = f"{draw(_word).title()} {draw(_word)} {i}"
+        recs.append(Record(id=f"u#/items/{i}", unit_id="u", kind="widget", description=desc,
+                           fields=fields, path=f"$.items[{i}].spec"))
+    return recs
+
+
+@settings(max_examples=60, deadline=None)
+@given(record_sets(), st.sampled_from(TASKS), st.integers(0, 10**6))
+def test_questions_reveal_no_key_path_or_index_and_specs_reexecute(recs, task, seed):
+    q = tasks.generate(task, recs, random.Random(seed))
+    if q is None:
+        return
+    assert q.task == task
+    # C.3: no structural path, index, key path or location in the question
+    visible = [*q.spec.get("records", []), q.spec.get("record", "")]
+    if "where" in q.spec:
+        visible += [str(q.spec["where"]["value"]), tasks.norm(q.spec["where"]["value"])]
+    assert tasks.leaks(q.question, visible, tasks.spec_fields(q.spec),
+                       [r.path for r in recs]) == []
+    assert "$." not in q.question and not re.search(r"\[\d+\]", q.question)
+    # the question states whether order matters
+    if task in ("two_fields", "four_fields", "two_records", "four_records"):
+        assert "order" in q.question
+    if task == "most_frequent" and q.spec["k"] > 1:
+        assert "any order" in q.question
+    # the stored spec re-executes (independently) to the stored answer
+    got, _ = validate.execute(q.spec, recs)
+    assert validate.same_answer(task, got, q.answer)
+    assert json.loads(json.dumps(q.spec)) == q.spec
+
+
+def test_every_task_generates_on_real_shaped_records():
+    recs = _records()
+    for task in TASKS:
+        q = tasks.generate(task, recs, random.Random(3))
+        assert q is not None, task
+        got, _ = validate.execute(q.spec, recs)
+        assert validate.same_answer(task, got, q.answer), (task, got, q.answer)
+
+
+def test_exclude_gives_distinct_questions():
+    recs, seen = _records(), set()
+    qs = [tasks.generate("one_field", recs, random.Random(5), seen) for _ in range(6)]
+    assert len({q.question for q in qs if q}) == len([q for q in qs if q]) == 6
+
+
+def test_leaks_catches_paths_indexes_keys_and_locations():
+    assert "structural path" in tasks.leaks("What is $.events[3].mag?")
+    assert "index" in tasks.leaks("What is the depth of entry 4?")
+    assert "schema key" in tasks.leaks("What is the mag_type of the quake?")
+    assert "ordinal location" in tasks.leaks("What is the depth of the first event?")
+    assert any("field name" in r for r in tasks.leaks("x", fields=["properties.mag"]))
+    assert tasks.leaks('What is the depth of the quake "M 4.5 [1] first"?',
+                       visible=["M 4.5 [1] first"]) == []
+
+
+def test_ties_are_never_asked():
+    tie = [Record(id=f"#{i}", unit_id="u", kind="k", description=f"d{i}",
+                  fields={"color": c, "size": s})
+           for i, (c, s) in enumerate([("red", 1), ("red", 1), ("blue", 2), ("blue", 2)])]
+    assert tasks.generate("most_frequent", tie, random.Random(0)) is None
+    assert tasks.generate("numeric_extremum", tie, random.Random(0)) is None
+    with pytest.raises(validate.Invalid, match="tie"):
+        validate.execute({"op": "most_frequent", "kind": "k", "field": "color", "k": 1,
+                          "scope": {"over": "context", "kind": "k"}}, tie)
+
+
+def test_unknown_task_is_an_error():
+    with pytest.raises(ValueError, match="unknown task"):
+        tasks.generate("five_fields", [], random.Random(0))
