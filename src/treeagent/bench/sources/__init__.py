@@ -1,0 +1,142 @@
+"""Source adapters, parser units and records of the four datasets (paper 4.1, B.1).
+
+``acquire`` writes payloads as acquired under ``raw/<format>/<source>/...`` with
+``raw/manifest.json`` (one switch: ``live`` | ``mirror`` | ``sample``); ``units`` yields
+parser units with records in a deterministic order with stable ids; ``records_from_text``
+recovers a unit's records from its native text alone (the validator's independent path).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from treeagent.bench.model import Record, Unit
+from treeagent.bench.sources import html_records, js_records, json_records, yaml_records
+from treeagent.bench.sources.acquiring import acquire
+from treeagent.bench.sources.raw import decode, read_manifest
+from treeagent.bench.sources.registry import FORMATS, JS_REPOS, MODES, SOURCES, get, sources_of
+
+__all__ = [
+    "FORMATS", "JS_REPOS", "MODES", "SOURCES", "acquire", "get", "records_from_text",
+    "sources_of", "units",
+]
+
+
+def records_from_text(format: str, source: str, text: str, *, unit_id: str = "",
+                      on_drop: Any = None) -> list[Record]:
+    """The records of one unit read again from its native text alone (B.1 validation).
+
+    ``unit_id`` prefixes record ids as in :func:`units`; ``on_drop(path, reason)`` hears
+    of entities left out for want of a unique visible description.
+    """
+    if format == "json":
+        return json_records.records(source, text, unit_id, on_drop)
+    if format == "yaml":
+        return yaml_records.records(text, unit_id, on_drop)
+    if format == "html":
+        return html_records.records(text, unit_id, on_drop)
+    if format == "javascript":
+        return js_records.records(text, unit_id, on_drop)
+    raise ValueError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+
+
+def _entries(fmt: str, raw_dir: str | Path, sources: Iterable[str] | None) -> list[dict]:
+    wanted = set(sources) if sources is not None else None
+    return [e for e in read_manifest(raw_dir)["files"]
+            if e["format"] == fmt and (wanted is None or e["source"] in wanted)]
+
+
+def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | None = None,
+          rejections: list[dict[str, Any]] | None = None, dedupe: bool = True
+          ) -> Iterator[Unit]:
+    """Parser units of ``format`` from ``raw/`` (B.1), in manifest file order.
+
+    JSON: one response per unit; YAML: one OpenAPI document; HTML: tables, lists and
+    repeated DOM blocks cut from each page; JavaScript: one static initializer. Ids:
+    ``<format>/<source>/<file>`` (+ ``#<page path>`` for HTML, ``#<name>@L<line>`` for
+    JS). A unit whose text repeats an earlier one is skipped when ``dedupe``; each
+    skipped unit, dropped record and rejected initializer is appended to ``rejections``.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+    seen: dict[str, str] = {}
+    root = Path(raw_dir)
+
+    def note(entry: dict, reason: str, **extra: Any) -> None:
+        if rejections is not None:
+            rejections.append({"format": format, "source": entry["source"],
+                               "file": entry["file"], "reason": reason, **extra})
+
+    for entry in _entries(format, raw_dir, sources):
+        source = entry["source"]
+        spec = SOURCES.get((format, source))
+        rel = entry["file"].split("/", 2)[2]
+        try:
+            text = decode(format, (root / entry["file"]).read_bytes())
+        except (OSError, ValueError) as exc:
+            note(entry, f"unreadable: {exc}")
+            continue
+        base = {"file": entry["file"], "sha256": entry["sha256"],
+                "license": (spec.license if spec else ""), **entry.get("provenance", {})}
+        flags = spec.flags if spec else ()
+        for unit in _file_units(format, source, rel, text, base, flags, entry, note):
+            digest = hashlib.sha256(unit.text.encode("utf-8", "surrogatepass")).hexdigest()
+            if dedupe and digest in seen:
+                note(entry, f"duplicate of {seen[digest]}", unit=unit.id)
+                continue
+            seen[digest] = unit.id
+            unit.provenance["text_sha256"] = digest
+            yield unit
+
+
+def _file_units(fmt: str, source: str, rel: str, text: str, base: dict, flags: tuple,
+                entry: dict, note: Any) -> Iterator[Unit]:
+    uid = f"{fmt}/{source}/{rel}"
+
+    def drop_for(unit_id: str):
+        return lambda path, why: note(entry, why, unit=unit_id, path=path)
+
+    if fmt in ("json", "yaml"):
+        try:
+            recs = records_from_text(fmt, source, text, unit_id=uid, on_drop=drop_for(uid))
+        except Exception as exc:  # noqa: BLE001 (checked at acquire; never crash a build)
+            note(entry, f"unparsable: {exc}")
+            return
+        yield Unit(id=uid, format=fmt, source=source, text=text, records=recs,
+                   provenance=dict(base), flags=flags)
+    elif fmt == "html":
+        for utext, page_path, tree, node in html_records.page_units(text):
+            u = f"{uid}#{page_path}"
+            recs = html_records.node_records(tree, node, u, utext, drop_for(u))
+            if not recs:
+                note(entry, "no records with a unique visible description", unit=u)
+                continue
+            yield Unit(id=u, format=fmt, source=source, text=utext, records=recs,
+                       provenance={**base, "page_path": page_path,
+                                   "line": text.count("\n", 0, node.start) + 1},
+                       flags=flags)
+    else:
+        def reject(name: str, line: int, reason: str) -> None:
+            note(entry, reason, unit=f"{uid}#{name}@L{line}", line=line)
+
+        for cand in js_records.file_candidates(text, reject):
+            u = f"{uid}#{cand.name}@L{cand.line}"
+            recs = js_records.value_records(*_js_name(cand), cand.text, u, drop_for(u))
+            yield Unit(id=u, format=fmt, source=source, text=cand.text, records=recs,
+                       provenance={**base, "path": base.get("path", rel), "line": cand.line,
+                                   "binding": cand.name},
+                       flags=flags)
+
+
+def _js_name(cand: js_records.Candidate) -> tuple[str, Any]:
+    """The binding name as the unit text shows it ("" when the unit is the bare literal)."""
+    return (cand.name if not cand.text.lstrip().startswith(("{", "[", "(")) else "", cand.value)
+
+
+def manifest(raw_dir: str | Path = "raw") -> dict[str, Any]:
+    """The manifest written by :func:`acquire`."""
+    return read_manifest(raw_dir)
+

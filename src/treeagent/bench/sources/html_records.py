@@ -1,0 +1,249 @@
+"""HTML units and records (B.1 "HTML dataset"): tables (records: rows, or the label/value
+pairs of a two-column table), lists (records: items) and repeated DOM blocks (records:
+the repeated blocks) cut out of a page as units; the page parser tolerates broken HTML.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+from treeagent.bench.model import Record, Scalar
+from treeagent.bench.sources.common import MAX_VALUE_CHARS, humanize, name_fields, visible
+from treeagent.formats import html as html_format
+from treeagent.tree import Node, Tree
+
+_START_TAG = re.compile(r"""<[^\s/>]+((?:[^>"']|"[^"]*"|'[^']*')*)>""")
+_CLASS = re.compile(r"""\sclass\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+_WS = re.compile(r"\s+")
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\Z")
+_SECTIONS = ("thead", "tbody", "tfoot")
+_SEMANTIC = re.compile(r"[A-Za-z][A-Za-z_-]{2,}\Z")
+_GENERIC = frozenset("flex col row clearfix container wrapper inner outer left right clear "
+                     "hidden visible active first last odd even item items".split())
+MIN_ITEMS = 2
+
+
+def elements(node: Node, tag: str | None = None) -> list[Node]:
+    return [c for c in node.children if c.kind == "element" and (tag is None or c.label == tag)]
+
+
+def text_of(tree: Tree, node: Node) -> str:
+    """Rendered text of a subtree: text runs with entities decoded, white space collapsed
+    (script/style are atomic leaves and contribute nothing)."""
+    parts: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.kind == "text":
+            parts.append(tree.text[n.start:n.end])
+        elif n.kind == "element" and n.label in ("br", "td", "th", "li", "p", "div"):
+            parts.append(" ")
+        stack.extend(reversed(n.children))
+    return _WS.sub(" ", htmllib.unescape("".join(parts))).strip()
+
+
+def css_class(tree: Tree, node: Node) -> str:
+    m = _START_TAG.match(tree.text, node.start)
+    if not m:
+        return ""
+    c = _CLASS.search(" " + m.group(1))
+    return " ".join((c.group(1) or c.group(2) or c.group(3) or "").split()) if c else ""
+
+
+def semantic(cls: str) -> str:
+    """The first class token when it reads as a name (not a utility or hashed class)."""
+    tok = cls.split()[0] if cls else ""
+    ok = _SEMANTIC.match(tok) and tok.lower() not in _GENERIC and not tok.startswith("css-")
+    return tok if ok else ""
+
+
+def cell_value(s: str) -> Scalar | None:
+    """A cell's text as a field value: plain numbers become numbers (B.1)."""
+    if not s or len(s) > MAX_VALUE_CHARS:
+        return None
+    if _NUMBER.match(s):
+        t = s.replace(",", "")
+        return float(t) if "." in t else int(t)
+    return s
+
+
+def _rows(table: Node) -> list[Node]:
+    rows = elements(table, "tr")
+    for sec in (c for c in elements(table) if c.label in _SECTIONS):
+        rows += elements(sec, "tr")
+    return sorted(rows, key=lambda r: r.start)
+
+
+def _cells(row: Node) -> list[Node]:
+    return [c for c in elements(row) if c.label in ("td", "th")]
+
+
+def _descendants(node: Node, tag: str) -> bool:
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        if n.kind == "element" and n.label == tag:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+Items = list[tuple[Node, dict[str, Scalar], list[str]]]  # (node, fields, description cands)
+
+
+def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
+    if _descendants(table, "table"):
+        return "", []
+    rows = [(r, _cells(r)) for r in _rows(table)]
+    rows = [(r, cs) for r, cs in rows if cs]
+    if len(rows) < 2:
+        return "", []
+    head_row, head_cells = rows[0]
+    if all(c.label == "th" for c in head_cells) and len(head_cells) >= 2:
+        names = [text_of(tree, c) for c in head_cells]
+        if len(set(names)) != len(names) or not all(names):
+            return "", []
+        items: Items = []
+        for r, cs in rows[1:]:
+            if len(cs) != len(names):
+                continue
+            texts = [text_of(tree, c) for c in cs]
+            fields = {humanize(n): v for n, t in zip(names, texts)
+                      if (v := cell_value(t)) is not None}
+            if fields:
+                items.append((r, fields, texts))
+        return "table row", items
+    title = ""
+    if len(head_cells) == 1 and len(rows) >= 3:  # a title row above label/value rows
+        title = text_of(tree, head_cells[0])
+        rows = rows[1:]
+    if all(len(cs) == 2 for _, cs in rows) and len(rows) >= 2:
+        pairs = [(text_of(tree, cs[0]).rstrip(":").strip(), text_of(tree, cs[1]))
+                 for _, cs in rows]
+        labels = [lbl for lbl, _ in pairs]
+        if all(labels) and len(set(labels)) == len(labels) and all(len(x) <= 60 for x in labels):
+            found = [([lbl], v) for lbl, t in pairs if (v := cell_value(t)) is not None]
+            fields = name_fields(found)
+            if len(fields) >= 2:
+                cands = [t for t in (title, *(t for _, t in pairs)) if t and len(t) <= 80]
+                return "specification table", [(table, fields, cands)]
+    return "", []
+
+
+def _list_items(tree: Tree, lst: Node) -> tuple[str, Items]:
+    items: Items = []
+    if lst.label == "dl":
+        kids = elements(lst)
+        for a, b in zip(kids, kids[1:]):
+            if a.label == "dt" and b.label == "dd":
+                term, dd = text_of(tree, a), text_of(tree, b)
+                if term and (v := cell_value(dd)) is not None:
+                    items.append((a, {"term": term, "definition": v}, [term]))
+        return "definition", items if len(items) >= MIN_ITEMS else []
+    for li in elements(lst, "li"):
+        t = text_of(tree, li)
+        if t and len(t) <= MAX_VALUE_CHARS:
+            items.append((li, {"text": t}, [t]))
+    return "list item", items if len(items) >= MIN_ITEMS else []
+
+
+def _block_items(tree: Tree, parent: Node) -> tuple[str, Items]:
+    kids = elements(parent)
+    sig = Counter((k.label, css_class(tree, k)) for k in kids)
+    if not sig:
+        return "", []
+    (tag, cls), n = sig.most_common(1)[0]
+    if n < MIN_ITEMS or not semantic(cls) or tag in ("li", "tr", "option", "script", "style"):
+        return "", []
+    items: Items = []
+    for k in kids:
+        if (k.label, css_class(tree, k)) != (tag, cls):
+            continue
+        found: list[tuple[list[str], Scalar]] = []
+        stack = list(reversed(k.children))
+        while stack:
+            d = stack.pop()
+            if d.kind != "element":
+                continue
+            own = [c for c in d.children if c.kind == "text"]
+            dc = semantic(css_class(tree, d))
+            if own and dc:
+                v = cell_value(text_of(tree, d))
+                if v is not None:
+                    found.append(([dc], v))
+            else:
+                stack.extend(reversed(d.children))
+        fields = name_fields(found)
+        if len(fields) >= 2:
+            items.append((k, fields, [str(v) for v in fields.values()]))
+    return f"{humanize(semantic(cls))} block", items if len(items) >= MIN_ITEMS else []
+
+
+_KINDS: dict[str, Callable[[Tree, Node], tuple[str, Items]]] = {
+    "table": _table_items, "ul": _list_items, "ol": _list_items, "dl": _list_items,
+}
+
+
+def _items(tree: Tree, node: Node) -> tuple[str, Items]:
+    fn = _KINDS.get(node.label)  # type: ignore[arg-type]
+    return fn(tree, node) if fn else _block_items(tree, node)
+
+
+def _rel(tree: Tree, unit: Node, node: Node) -> str:
+    """Path of ``node`` inside the unit, starting at the unit's tag (same in the page and
+    in the unit text parsed alone)."""
+    return f"/{unit.label}" + tree.path(node)[len(tree.path(unit)):]
+
+
+def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
+                 on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
+    """Records of the unit ``unit`` of ``tree``; descriptions are visible in ``text``."""
+    kind, items = _items(tree, unit)
+    out: list[Record] = []
+    counts = Counter(c for _, _, cands in items for c in set(cands))
+    taken: set[str] = set()
+    for node, fields, cands in items:
+        path = _rel(tree, unit, node)
+        desc = next((c for c in cands if counts[c] == 1 and c not in taken
+                     and visible(text, c)), None)
+        if desc is None:
+            if on_drop:
+                on_drop(path, "no unique visible description")
+            continue
+        taken.add(desc)
+        out.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
+                          description=desc, fields=fields, path=path))
+    return out
+
+
+def candidate_units(tree: Tree) -> Iterator[Node]:
+    """Disjoint unit roots of a page in document order: tables, repeated DOM blocks and
+    lists that hold records (outer candidates first; a unit never overlaps another)."""
+    chosen: list[Node] = []
+    stack = [tree.root]
+    while stack:
+        n = stack.pop()
+        if n.kind == "element" and n.label not in ("html", "body", "head") and n.children:
+            if _items(tree, n)[1]:
+                chosen.append(n)
+                continue
+        stack.extend(reversed(n.children))
+    yield from sorted(chosen, key=lambda n: n.start)
+
+
+def page_units(text: str) -> Iterator[tuple[str, str, Tree, Node]]:
+    """(unit text, page path, page tree, unit node) of each unit of one page."""
+    tree = html_format.parse(text)
+    for node in candidate_units(tree):
+        yield text[node.start:node.end], tree.path(node), tree, node
+
+
+def records(text: str, unit_id: str = "",
+            on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
+    """Records of a unit's text parsed on its own (its first element is the unit)."""
+    tree = html_format.parse(text)
+    root = next((c for c in tree.root.children if c.kind == "element"), None)
+    return node_records(tree, root, unit_id, text, on_drop) if root is not None else []

@@ -1,0 +1,121 @@
+"""JavaScript units and records (B.1 "JavaScript dataset"): one static object/array
+initializer per unit, found with ``treeagent.formats.javascript`` (tree-sitter parse and
+an independent json5 reading must agree; JS is parsed, never executed). Records are the
+objects of an array, or the members of an object; an initializer holding a
+sensitive-looking string is rejected, and so is any record without a unique visible
+description ("ambiguous records")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from treeagent.bench.model import Record
+from treeagent.bench.sources.common import flatten, humanize, key, make_records, sensitive, visible
+from treeagent.formats import javascript as js
+from treeagent.tree import ParseError, index_step, key_step
+
+_NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
+              "description")
+MIN_RECORDS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An accepted initializer cut out of a file as a unit text."""
+
+    name: str
+    text: str
+    line: int
+    value: Any
+
+
+def _container(name: str, value: Any) -> tuple[str, str, Any]:
+    """Descend through single-member objects to the record container: (label, path, v)."""
+    label, path = name, "$"
+    while isinstance(value, dict) and len(value) == 1:
+        (k, v), = value.items()
+        if not isinstance(v, dict | list):
+            break
+        label, path, value = k, path + key_step(k), v
+    return label, path, value
+
+
+def _singular(label: str) -> str:
+    if label in ("module.exports", "default", ""):
+        return "exported"
+    words = humanize(label)
+    return words[:-1] if words.endswith("s") and not words.endswith("ss") else words
+
+
+def value_records(name: str, value: Any, text: str, unit_id: str = "",
+                  on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
+    """Records of one initializer's static value (B.1): objects of an array (described by
+    a unique visible name-like value), members of an object whose values are objects
+    (described by their key), or the whole object of scalars (described by its name)."""
+    label, path, v = _container(name, value)
+    if isinstance(v, list):
+        objs = [(path + index_step(i), e) for i, e in enumerate(v) if isinstance(e, dict)]
+        if len(objs) < MIN_RECORDS:
+            return []
+        items = [(p, e, flatten(e)) for p, e in objs]
+        items = [it for it in items if it[2]]
+        first = objs[0][1]
+        cands = [key(k) for k in _NAME_KEYS] + [key(k) for k, x in first.items()
+                                                if not isinstance(x, dict | list)]
+        return make_records(unit_id, f"{_singular(label)} entry", items, text, cands, on_drop)
+    if isinstance(v, dict):
+        members = [(path + key_step(str(k)), str(k), x) for k, x in v.items()
+                   if isinstance(x, dict)]
+        if len(members) >= MIN_RECORDS:
+            items = [(p, k, flatten(x)) for p, k, x in members]
+            items = [it for it in items if it[2]]
+            return make_records(unit_id, f"{_singular(label)} member", items, text,
+                                [lambda k: k], on_drop)
+        fields = flatten(v)
+        if len(fields) >= MIN_RECORDS and visible(text, label):
+            return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="settings object",
+                           description=label, fields=fields, path=path)]
+    return []
+
+
+def _standalone(text: str, init: js.Initializer) -> str:
+    """The unit text: the binding statement when it parses on its own, else the literal."""
+    stmt = text[init.start:init.end]
+    try:
+        js.parse(stmt)
+        return stmt
+    except ParseError:
+        return text[init.value_start:init.value_end]
+
+
+def file_candidates(text: str, reject: Callable[[str, int, str], None]) -> Iterator[Candidate]:
+    """Accepted initializers of one JS file; every rejected one is reported through
+    ``reject(name, line, reason)``."""
+    accepted, rejected = js.find_initializers(text)
+    for r in rejected:
+        reject(r.name, r.line, f"{r.line}:{r.col}: {r.reason}")
+    for init in accepted:
+        why = sensitive(init.value)
+        if why:
+            reject(init.name, init.line, f"sensitive string at {why}")
+            continue
+        yield Candidate(init.name, _standalone(text, init), init.line, init.value)
+
+
+def unit_value(text: str) -> tuple[str, Any]:
+    """(binding name, static value) of a unit text parsed on its own."""
+    v = js.static_value(text)
+    tree = js.parse(text)
+    if tree.root.kind == "program":
+        (name, value), = v.items()  # type: ignore[union-attr]
+        return name, value
+    return "", v
+
+
+def records(text: str, unit_id: str = "",
+            on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
+    """Records of a unit text (one initializer) read again on its own."""
+    name, value = unit_value(text)
+    return value_records(name, value, text, unit_id, on_drop)

@@ -1,0 +1,188 @@
+"""The ``raw/`` folder (DESIGN "The benchmark"): payloads as acquired, under
+``raw/<format>/<source>/...``, plus ``raw/manifest.json`` listing every file with its
+source, provenance, sha256 and mode. A malformed payload goes to
+``raw/quarantine/<format>/<source>/...`` and into the manifest's ``quarantine`` list
+with its reason (line:col or path); nothing is dropped silently."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import tree_sitter_javascript
+from tree_sitter import Language, Parser
+
+from treeagent.formats import parse as parse_format
+from treeagent.tree import ParseError
+
+MANIFEST = "manifest.json"
+QUARANTINE = "quarantine"
+_CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+_JS = Language(tree_sitter_javascript.language())
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode(fmt: str, data: bytes) -> str:
+    """Payload text: UTF-8 (BOM dropped); HTML pages fall back to their declared charset,
+    then Latin-1 (SWDE pages keep their original encodings)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if fmt != "html":
+            raise ValueError(f"not UTF-8 (byte {exc.start})") from None
+    m = _CHARSET.search(data[:4096])
+    if m:
+        try:
+            return data.decode(m.group(1).decode("ascii"))
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return data.decode("latin-1")
+
+
+def js_syntax_error(text: str) -> str | None:
+    """'line:col: syntax error' of the first tree-sitter ERROR/MISSING node, or None."""
+    root = Parser(_JS).parse(text.encode("utf-8", "surrogatepass")).root_node
+    if not root.has_error:
+        return None
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            row, col = n.start_point
+            what = f"missing {n.type!r}" if n.is_missing else "syntax error"
+            return f"{row + 1}:{col + 1}: {what}"
+        stack.extend(ch for ch in reversed(n.children) if ch.has_error or ch.is_missing)
+    return "1:1: syntax error"
+
+
+def check(fmt: str, data: bytes) -> str | None:
+    """Why a payload is malformed (quarantine reason), or None when it is usable."""
+    try:
+        text = decode(fmt, data)
+    except ValueError as exc:
+        return str(exc)
+    if "\0" in text and fmt != "javascript":
+        return f"binary content (NUL at offset {text.index(chr(0))})"
+    if fmt == "javascript":
+        return js_syntax_error(text)
+    try:
+        tree = parse_format(text, fmt)
+    except ParseError as exc:
+        return str(exc)
+    except RecursionError:
+        return "1:1: nesting too deep"
+    if fmt == "html" and not any(n.kind == "element" for n in tree.nodes):
+        return "no HTML element"
+    if fmt == "yaml":
+        from treeagent.bench.sources.yaml_records import load
+        doc = load(text)
+        if not isinstance(doc, dict) or not ({"openapi", "swagger"} & set(doc)):
+            return "$: not an OpenAPI/Swagger document (no 'openapi' or 'swagger' key)"
+        if not isinstance(doc.get("paths"), dict):
+            return "$.paths: missing or not a mapping"
+    return None
+
+
+class RawWriter:
+    """Writes payloads of some (format, source) pairs and merges them into the manifest."""
+
+    def __init__(self, raw_dir: str | Path, mode: str) -> None:
+        self.root = Path(raw_dir)
+        self.mode = mode
+        self.files: list[dict[str, Any]] = []
+        self.quarantine: list[dict[str, Any]] = []
+        self.missing: list[dict[str, Any]] = []
+        self.replaced: set[tuple[str, str]] = set()
+
+    def start(self, fmt: str, source: str) -> None:
+        """Forget earlier payloads of this source (a re-acquire replaces them)."""
+        self.replaced.add((fmt, source))
+        for base in (self.root / fmt / source, self.root / QUARANTINE / fmt / source):
+            if base.exists():
+                shutil.rmtree(base)
+
+    def add(self, fmt: str, source: str, rel: str, data: bytes,
+            provenance: dict[str, Any]) -> str | None:
+        """Store one payload; returns the quarantine reason, or None when accepted."""
+        rel = rel.replace("\\", "/").lstrip("/")
+        if ".." in rel.split("/"):
+            raise ValueError(f"unsafe payload name {rel!r}")
+        reason = check(fmt, data)
+        sub = Path(QUARANTINE) / fmt / source / rel if reason else Path(fmt) / source / rel
+        dest = self.root / sub
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        entry = {"file": sub.as_posix(), "format": fmt, "source": source,
+                 "sha256": sha256(data), "bytes": len(data), "mode": self.mode,
+                 "provenance": provenance}
+        if reason:
+            entry["reason"] = reason
+            self.quarantine.append(entry)
+        else:
+            self.files.append(entry)
+        return reason
+
+    def miss(self, fmt: str, source: str, reason: str) -> None:
+        self.missing.append({"format": fmt, "source": source, "mode": self.mode,
+                             "reason": reason})
+
+    def write(self) -> dict[str, Any]:
+        """Merge into ``raw/manifest.json`` (entries of other sources are kept)."""
+        old = read_manifest(self.root, required=False)
+        keep = lambda e: (e["format"], e["source"]) not in self.replaced  # noqa: E731
+        manifest = {
+            "version": 1,
+            "files": sorted([e for e in old["files"] if keep(e)] + self.files,
+                            key=lambda e: e["file"]),
+            "quarantine": sorted([e for e in old["quarantine"] if keep(e)] + self.quarantine,
+                                 key=lambda e: e["file"]),
+            "missing": sorted([e for e in old["missing"] if keep(e)] + self.missing,
+                              key=lambda e: (e["format"], e["source"], e["reason"])),
+        }
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / MANIFEST).write_text(
+            json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+            encoding="utf-8")
+        return manifest
+
+
+def read_manifest(raw_dir: str | Path, required: bool = True) -> dict[str, Any]:
+    path = Path(raw_dir) / MANIFEST
+    if not path.exists():
+        if required:
+            raise FileNotFoundError(f"{path}: no manifest; run acquire first")
+        return {"version": 1, "files": [], "quarantine": [], "missing": []}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+_ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+?) \| `([0-9a-f]+)` \| `([^`]+)` \| (.+?) \| (\d+) \| (\d+) \|$")
+
+
+def mirror_provenance(mirror: Path, fmt: str, folder: str) -> dict[str, dict[str, Any]]:
+    """Per-file provenance recorded in the mirror (JSON: PROVENANCE.md table rows;
+    HTML/YAML: ``<folder>.manifest.json``), keyed by the path inside the folder."""
+    out: dict[str, dict[str, Any]] = {}
+    man = mirror / fmt / f"{folder}.manifest.json"
+    if man.exists():
+        data = json.loads(man.read_text(encoding="utf-8"))
+        for f in data.get("files", []):
+            info = {k: v for k, v in f.items() if k not in ("path",) and v is not None}
+            out[f["path"]] = {"repo": data.get("repo"), "commit": data.get("commit"), **info}
+    prov = mirror / fmt / "PROVENANCE.md"
+    if fmt == "json" and prov.exists():
+        for line in prov.read_text(encoding="utf-8").splitlines():
+            m = _ROW.match(line.strip())
+            if m and m.group(1).startswith(folder + "/"):
+                request = re.sub(r"<br>", " ", m.group(5)).replace("`", "").strip()
+                out[m.group(1)[len(folder) + 1:]] = {
+                    "repo": m.group(2).strip(), "commit": m.group(3),
+                    "source_path": m.group(4), "request": request,
+                    "records": int(m.group(6))}
+    return out
