@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -12,12 +13,10 @@ from treeagent.bench.sources import jsrepo
 from treeagent.bench.sources.raw import RawWriter, mirror_provenance
 from treeagent.bench.sources.registry import FORMATS, MODES, Source, sources_of
 
-SAMPLE_PACKAGE = "treeagent.samples"
-
 
 def sample_root() -> Path:
     """Folder of the samples shipped in the package (``samples/bench``)."""
-    return Path(str(resources.files(SAMPLE_PACKAGE))) / "bench"
+    return Path(str(resources.files("treeagent"))) / "samples" / "bench"
 
 
 @contextmanager
@@ -59,7 +58,8 @@ def acquire(mode: str, *, formats: Iterable[str], sources: Iterable[str] | None 
         if f not in FORMATS:
             raise ValueError(f"unknown format {f!r} (choose from {', '.join(FORMATS)})")
     names = list(sources) if sources is not None else None
-    chosen = [s for f in fmts for s in sources_of(f, names)]
+    chosen = [s for f in fmts for s in sources_of(f, names)
+              if mode == "sample" or not s.extra.get("sample_only")]
     if names is not None:
         unknown = set(names) - {s.name for f in fmts for s in sources_of(f)}
         if unknown:
@@ -92,7 +92,7 @@ Payload = tuple[str, bytes, dict[str, Any]]
 def _payloads(mode: str, src: Source, mirror_dir: Any, js_repos: Any, limit: int | None,
               queries: Any, client: Any, cache: Path, writer: RawWriter) -> Iterator[Payload]:
     it: Iterator[Payload]
-    if src.format == "javascript" and mode != "sample":
+    if src.format == "javascript" and mode != "sample" and not src.extra.get("sample_only"):
         it = _js(mode, src, js_repos, cache, writer)
     elif mode == "mirror":
         it = _folder(Path(mirror_dir), src, writer, "mirror")
@@ -114,7 +114,12 @@ def _folder(root: Path, src: Source, writer: RawWriter, origin: str) -> Iterator
     if not folder.is_dir():
         writer.miss(src.format, src.name, f"no {origin} folder {src.format}/{folder.name}")
         return
-    known = mirror_provenance(root, src.format, folder.name)
+    if origin == "sample":
+        index = json.loads((root / "provenance.json").read_text(encoding="utf-8"))
+        known = {k.split("/", 2)[2]: v for k, v in index.items()
+                 if k.startswith(f"{src.format}/{src.name}/")}
+    else:
+        known = mirror_provenance(root, src.format, folder.name)
     for path in _walk(folder, src.suffixes):
         rel = path.relative_to(folder).as_posix()
         prov = {"origin": origin, "license": src.license, **known.get(rel, {})}

@@ -162,6 +162,7 @@ def read_manifest(raw_dir: str | Path, required: bool = True) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+_RENAME = {"license": "document_license", "license_url": "document_license_url"}
 _ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+?) \| `([0-9a-f]+)` \| `([^`]+)` \| (.+?) \| (\d+) \| (\d+) \|$")
 
 
@@ -173,7 +174,7 @@ def mirror_provenance(mirror: Path, fmt: str, folder: str) -> dict[str, dict[str
     if man.exists():
         data = json.loads(man.read_text(encoding="utf-8"))
         for f in data.get("files", []):
-            info = {k: v for k, v in f.items() if k not in ("path",) and v is not None}
+            info = {_RENAME.get(k, k): v for k, v in f.items() if k != "path" and v is not None}
             out[f["path"]] = {"repo": data.get("repo"), "commit": data.get("commit"), **info}
     prov = mirror / fmt / "PROVENANCE.md"
     if fmt == "json" and prov.exists():

@@ -66,6 +66,8 @@ SOURCES: dict[tuple[str, str], Source] = {
                mirror="apis-guru-openapi-directory", suffixes=(".yaml", ".yml")),
         *(Source("javascript", name, _JS_LICENSE, suffixes=(".js", ".mjs", ".cjs"),
                  extra=spec) for name, spec in JS_REPOS.items()),
+        Source("javascript", "treeagent", "MIT (original sample written for treeagent)",
+               suffixes=(".js", ".mjs", ".cjs"), extra={"sample_only": True}),
     )
 }
 
