@@ -1,0 +1,189 @@
+"""What the four workflows share: memory conventions, Table-2 limits, building requests
+that fit the request limit, and the task instruction (paper C.3).
+
+Workflows are generators: they ``yield`` a :class:`~treeagent.llm.base.Request`, receive
+its :class:`~treeagent.llm.base.Response` and finally ``return`` their answer. An
+unavailable response (``text is None``) raises :class:`Unavailable` inside the workflow;
+the runner turns that into an empty answer (scores 0, C.4) and the run goes on.
+
+Request limits (Table 2 / C.3): prompt + max new tokens <= 32,768 (MemAgent, InfMem) or
+40,960 (MemReread, ReMemR1), clamped to the model's context window when that is smaller
+(SmolLM2: 8,192). When a call does not fit, :meth:`Calls.request` first lowers the
+generation budget, but never below ``min(max_tokens, MIN_NEW_TOKENS)``; if the prompt
+is still too long it truncates the call's long fields in a fixed order (the section
+first, then the memory, then other blocks), keeping each field's head and marking the
+cut with :data:`CUT_MARK`. Every such cut is counted in the run's details
+(``clipped``). Upstream workflows send over-long requests and lose the sample to the
+server's error; we keep reading instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from treeagent.agents.templates import Prompts
+from treeagent.llm.base import Message, Request, Response, Sampling
+from treeagent.scoring import SINGLE_VALUE_TASKS, TASKS, UNORDERED_TASKS
+from treeagent.tokens import Tokenizer
+
+NO_MEMORY = "No previous memory"
+"""Initial memory m_0 of every workflow (AGENTS.md)."""
+
+SEED = 42
+"""Inference seed (C.3); decoding is greedy: temperature 0, top_p 1.0."""
+
+CHAT_OVERHEAD = 64
+"""Tokens reserved for the chat template around the one user message (role markers,
+a default system prompt such as SmolLM2's or Qwen2.5's)."""
+
+MIN_NEW_TOKENS = 256
+CUT_MARK = "\n[... cut to fit the model's context]"
+
+Program = Generator[Request, Response, Any]
+
+
+class Unavailable(Exception):
+    """An engine returned no text for a call (retries exhausted)."""
+
+    def __init__(self, kind: str, error: str | None) -> None:
+        super().__init__(f"{kind} call unavailable: {error or 'no response'}")
+        self.kind = kind
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Max new tokens per call kind and the request limit (Table 2, C.3)."""
+
+    memory: int
+    answer: int
+    controller: int | None
+    request: int
+
+
+TABLE2: dict[str, Limits] = {
+    "memagent": Limits(1024, 1024, None, 32768),
+    "infmem": Limits(1024, 1024, 1024, 32768),
+    "memreread": Limits(1024, 1024, 8192, 40960),
+    "rememr1": Limits(2048, 2048, 1024, 40960),
+}
+
+
+_THINK_END = "</think>"
+
+
+def strip_think(reply: str) -> str:
+    """Memory after an update: the reply with ``<think>...</think>`` reasoning removed,
+    i.e. the text after the last ``</think>`` (AGENTS.md), stripped."""
+    return reply.rsplit(_THINK_END, 1)[-1].strip()
+
+
+def exchange(request: Request) -> Generator[Request, Response, Response]:
+    """Yield one request; return its response, or raise :class:`Unavailable`."""
+    response = yield request
+    if response is None or response.text is None:
+        raise Unavailable(request.kind, getattr(response, "error", None))
+    return response
+
+
+def ask(request: Request) -> Generator[Request, Response, str]:
+    """Yield one request; return its reply text, or raise :class:`Unavailable`."""
+    response = yield from exchange(request)
+    return response.text or ""
+
+
+def instruction_name(task: str | None) -> str:
+    """The task instruction template for ``task`` (C.3): only the answer values, and
+    whether their order matters; never a schema, index, path or location."""
+    if task is None:
+        return "instruction_open"
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r} (choose from {', '.join(TASKS)})")
+    if task in SINGLE_VALUE_TASKS:
+        return "instruction_single"
+    if task in UNORDERED_TASKS:
+        return "instruction_unordered"
+    return "instruction_ordered"
+
+
+def problem_text(question: str, task: str | None, prompts: Prompts) -> str:
+    """The question as the agents see it: the question, then the task instruction."""
+    return f"{question.strip()}\n\n{prompts.render(instruction_name(task)).strip()}"
+
+
+@dataclass
+class Calls:
+    """Builds chat requests that respect a request limit (see the module docstring)."""
+
+    prompts: Prompts
+    tokenizer: Tokenizer
+    request_limit: int
+    overhead: int = CHAT_OVERHEAD
+    clipped: int = 0
+    shrink_order: tuple[str, ...] = ("section", "memory", "retrieved", "recalled",
+                                     "sub_memory", "subanswer", "history")
+    _count: Callable[[str], int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._count = self.tokenizer.count
+
+    def tokens(self, text: str) -> int:
+        return self._count(text) + self.overhead
+
+    def request(self, template: str, kind: str, max_tokens: int, **fields: str) -> Request:
+        """Render ``template`` with ``fields`` into a greedy, seeded request of ``kind``
+        with at most ``max_tokens`` new tokens, fitted to the request limit."""
+        prompt = self.prompts.render(template, **fields)
+        n = self.tokens(prompt)
+        limit = self.request_limit
+        floor = min(max_tokens, MIN_NEW_TOKENS)
+        if n + floor > limit:
+            prompt, n = self._shrink(template, fields, n, limit - floor)
+        new = max(1, min(max_tokens, limit - n))
+        sampling = Sampling(max_tokens=new, temperature=0.0, top_p=1.0, seed=SEED)
+        return Request((Message("user", prompt),), sampling, kind=kind)
+
+    def _shrink(self, template: str, fields: dict[str, str], n: int, target: int
+                ) -> tuple[str, int]:
+        fields = dict(fields)
+        prompt = self.prompts.render(template, **fields)
+        for name in self.shrink_order:
+            if n <= target:
+                break
+            original = fields.get(name)
+            if not original:
+                continue
+            self.clipped += 1
+            keep = self._count(original) - (n - target) - 8
+            for _ in range(4):  # BPE joins at the cut can shift a count by a token or two
+                keep = max(0, keep)
+                fields[name] = self.tokenizer.truncate(original, keep).rstrip() + CUT_MARK
+                prompt = self.prompts.render(template, **fields)
+                n = self.tokens(prompt)
+                if n <= target or keep == 0:
+                    break
+                keep -= n - target + 8
+        return prompt, n
+
+
+def generation_limit(limits: Limits, context_window: int | None) -> int:
+    """The request limit of Table 2, clamped to the model's context window."""
+    if context_window and context_window > 0:
+        return min(limits.request, context_window)
+    return limits.request
+
+
+_TAG_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def tag_blocks(text: str, tag: str) -> list[str]:
+    """Contents of every complete ``<tag>...</tag>`` block (non-greedy, across lines)."""
+    pattern = _TAG_CACHE.get(tag)
+    if pattern is None:
+        pattern = _TAG_CACHE[tag] = re.compile(
+            rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.S
+        )
+    return [m.strip() for m in pattern.findall(text)]

@@ -1,0 +1,186 @@
+"""Evaluate one (agent, method) over benchmark examples: one program per example, all
+driven by the scheduler (batched, cached, resumable), one scored-row dict per example.
+
+Rows have the columns of :data:`treeagent.report.schema.SCORED_SCHEMA` except ``score``
+(added by :func:`treeagent.report.schema.score_rows`), plus ``error`` (why an example
+has no prediction; None when it has one). A program that raises (e.g. a context that
+does not parse) gives a row with ``prediction`` None, so it scores 0 and the run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from treeagent.agents.runner import Result, program
+from treeagent.agents.templates import Prompts
+from treeagent.bench.model import Example
+from treeagent.llm.base import Engine
+from treeagent.tokens import Tokenizer
+
+
+def resolve_tokenizer(engine: Engine, tokenizer: Tokenizer | str | None = None) -> Tokenizer:
+    """The evaluated model's tokenizer (C.1): ``tokenizer`` if given (an object, a
+    built-in name or a folder), else the one beside the engine's local weights."""
+    from treeagent import tokens
+
+    if tokenizer is not None and not isinstance(tokenizer, str):
+        return tokenizer
+    if isinstance(tokenizer, str):
+        return tokens.load(tokenizer)
+    from treeagent.llm.models import ModelError, tokenizer_dir
+
+    source = getattr(engine, "source", None)
+    spec = getattr(source, "spec", None) or engine.model
+    try:
+        return tokens.load(str(tokenizer_dir(spec)))
+    except ModelError as exc:
+        raise ValueError(
+            f"{exc}; pass the model's tokenizer (a folder with tokenizer.json)"
+        ) from exc
+
+
+def _gguf_context_length(path: Path) -> int | None:
+    """``<arch>.context_length`` from a GGUF header, reading only the metadata."""
+    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+    ints = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
+    with path.open("rb") as f:
+        if f.read(4) != b"GGUF":
+            return None
+        _version, _tensors, count = struct.unpack("<IQQ", f.read(20))
+
+        def string() -> bytes:
+            (n,) = struct.unpack("<Q", f.read(8))
+            return f.read(n)
+
+        def skip(kind: int) -> None:
+            if kind == 8:
+                string()
+            elif kind == 9:
+                inner, n = struct.unpack("<IQ", f.read(12))
+                if inner in sizes:
+                    f.seek(sizes[inner] * n, os.SEEK_CUR)
+                else:
+                    for _ in range(n):
+                        skip(inner)
+            else:
+                f.seek(sizes[kind], os.SEEK_CUR)
+
+        for _ in range(count):
+            key = string()
+            (kind,) = struct.unpack("<I", f.read(4))
+            if key.endswith(b".context_length") and kind in ints:
+                (value,) = struct.unpack(ints[kind], f.read(sizes[kind]))
+                return int(value)
+            skip(kind)
+    return None
+
+
+def model_context_window(engine: Engine) -> int | None:
+    """The model's context length, when it can be known: the engine's
+    ``context_window`` (or ``max_model_len``), else the local weights' metadata."""
+    for name in ("context_window", "max_model_len"):
+        value = getattr(engine, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    source = getattr(engine, "source", None)
+    folder = getattr(source, "folder", None)
+    if folder is None:
+        return None
+    gguf = getattr(source, "gguf_file", None)
+    if gguf:
+        return _gguf_context_length(Path(folder) / gguf)
+    config = Path(folder) / "config.json"
+    if config.is_file():
+        value = json.loads(config.read_text()).get("max_position_embeddings")
+        return int(value) if value else None
+    return None
+
+
+def row(example: Example, result: Result | None, engine: Engine, agent: str, method: str,
+        error: str | None = None, calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
+    """The scored-row dict of one example (``score`` is added by ``score_rows``)."""
+    base = {
+        "example_id": example.id, "dataset": example.format, "task": example.task,
+        "length": example.length, "agent": agent, "method": method,
+        "model": engine.model, "model_revision": engine.revision,
+        "reference": json.dumps(example.answer, ensure_ascii=False),
+    }
+    if result is None:
+        return {**base, "prediction": None, "calls": calls, "input_tokens": 0,
+                "output_tokens": 0, "sections": 0, "flat_sections": None,
+                "seconds": seconds, "error": error}
+    return {
+        **base, "prediction": result.prediction, "calls": result.calls,
+        "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+        "sections": result.sections, "flat_sections": result.flat_sections,
+        "seconds": result.seconds, "error": result.error,
+    }
+
+
+def write_trace(out: IO[str], example_id: str, result: Result) -> None:
+    """One JSON line per call: example, call kind, prompt hash, reply, tokens, latency."""
+    for call in result.trace:
+        out.write(json.dumps({"example_id": example_id, "agent": result.agent,
+                              "method": result.method, **call}, ensure_ascii=False) + "\n")
+
+
+def evaluate(
+    examples: Iterable[Example],
+    *,
+    agent: str,
+    method: str,
+    engine: Engine,
+    cache: Any = None,
+    base_budget: int = 5000,
+    concurrency: int = 64,
+    tokenizer: Tokenizer | str | None = None,
+    prompts: Prompts | str | Path | None = None,
+    context_window: int | None = None,
+    options: dict[str, Any] | None = None,
+    progress: bool = False,
+    trace: str | Path | None = None,
+    run_id: str | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``agent`` in ``method`` mode on every example; rows in input order.
+
+    ``cache`` is a :class:`treeagent.llm.CallCache` or a path (calls are journaled
+    before use; a rerun reuses them). ``tokenizer`` defaults to the engine model's;
+    ``context_window`` to :func:`model_context_window`. ``trace`` appends one JSON
+    line per call to that file.
+    """
+    from treeagent.llm.scheduler import run_programs
+
+    tok = resolve_tokenizer(engine, tokenizer)
+    window = context_window or model_context_window(engine)
+    templates = prompts if isinstance(prompts, Prompts) else Prompts(prompts)
+    seen: list[Example] = []
+
+    def programs() -> Iterator[tuple[str, Any]]:
+        for ex in examples:
+            gen = program(agent, method, ex.context, ex.format, ex.question, tok,
+                          base_budget=base_budget, task=ex.task, prompts=templates,
+                          context_window=window, options=options)
+            seen.append(ex)
+            yield ex.id, gen
+
+    outcomes = run_programs(programs(), engine, cache=cache, concurrency=concurrency,
+                            progress=progress, run_id=run_id)
+    rows = []
+    sink = open(trace, "a", encoding="utf-8") if trace else None  # noqa: SIM115
+    try:
+        for ex in seen:
+            out = outcomes[ex.id]
+            result = out.result if isinstance(out.result, Result) else None
+            rows.append(row(ex, result, engine, agent, method, error=out.error,
+                            calls=len(out.trace), seconds=out.seconds))
+            if sink is not None and result is not None:
+                write_trace(sink, ex.id, result)
+    finally:
+        if sink is not None:
+            sink.close()
+    return rows

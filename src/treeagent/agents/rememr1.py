@@ -1,0 +1,112 @@
+"""ReMemR1 (syr-cn/ReMemR1): revisitable memory with callbacks.
+
+Per section t the prompt holds ``<problem>``, ``<recalled_memory>`` (default "No memory
+was recalled."), ``<memory>`` m_{t-1} and ``<section>`` (the mode's observation o_t).
+The reply should hold ``<thinking>...</thinking>``, exactly one ``<update>...</update>``
+and optionally one ``<recall>query</recall>``. m_t is the reply (after its last
+``</think>``) with the recall block removed. A recall query retrieves the single best
+past memory by TF-IDF cosine over the model tokenizer's tokens
+(:func:`best_memory`); it fills the next step's ``<recalled_memory>`` and, after the
+last section, the final prompt's. Limits: 2,048 new tokens per memory and answer call,
+requests <= 40,960 (Table 2).
+
+Order of retrieval (upstream issue #5): we use the *training* order — the recall query
+of step t searches the memories m_1..m_{t-1} saved before step t, and only then is m_t
+added to the history (upstream evaluation adds m_t first and can recall the memory it
+has just written). The initial "No previous memory" is not a past memory.
+
+Malformed replies (no ``<thinking>``, zero or several ``<update>`` blocks) are kept as
+upstream's evaluation keeps them: the memory is still the reply minus the recall block;
+we count them in ``details["malformed"]``. The first ``<recall>`` block is the query; an
+empty one recalls nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from treeagent.agents.common import NO_MEMORY, TABLE2, Program, ask, strip_think, tag_blocks
+from treeagent.agents.context import Context
+from treeagent.tokens import Tokenizer
+
+NAME = "rememr1"
+LIMITS = TABLE2[NAME]
+TEMPLATES = ("rememr1_memory", "rememr1_answer")
+NO_RECALL = "No memory was recalled."
+
+_RECALL = re.compile(r"<recall>.*?</recall>", re.S)
+
+
+def _vector(counts: Counter[int], idf: dict[int, float]) -> dict[int, float]:
+    vec = {w: c * idf[w] for w, c in counts.items() if w in idf}
+    norm = math.sqrt(sum(v * v for v in vec.values()))
+    return {w: v / norm for w, v in vec.items()} if norm else {}
+
+
+def tfidf_scores(query: str, memories: Sequence[str], tokenizer: Tokenizer) -> list[float]:
+    """Cosine of the query with each memory under TF-IDF over model tokens of the
+    lowercased texts, fitted on ``memories`` (raw counts, smoothed idf
+    ln((1 + n) / (1 + df)) + 1, l2 norm: scikit-learn's defaults, as upstream)."""
+    docs = [Counter(tokenizer.encode(m.lower())) for m in memories]
+    n = len(docs)
+    df: Counter[int] = Counter()
+    for d in docs:
+        df.update(d.keys())
+    idf = {w: math.log((1 + n) / (1 + k)) + 1 for w, k in df.items()}
+    q = _vector(Counter(tokenizer.encode(query.lower())), idf)
+    out = []
+    for d in docs:
+        v = _vector(d, idf)
+        out.append(sum(x * v.get(w, 0.0) for w, x in q.items()))
+    return out
+
+
+def best_memory(query: str, memories: Sequence[str], tokenizer: Tokenizer) -> int | None:
+    """Index of the top-1 memory (upstream always returns one; ties go to the latest
+    memory, as upstream's reversed argsort does); None when there is none."""
+    if not memories or not query.strip():
+        return None
+    scores = tfidf_scores(query, memories, tokenizer)
+    return max(range(len(scores)), key=lambda i: (scores[i], i))
+
+
+def parse_reply(reply: str) -> tuple[str, str | None, bool]:
+    """(m_t, recall query or None, well-formed?) of one memory reply."""
+    body = strip_think(reply)
+    recalls = tag_blocks(body, "recall")
+    query = recalls[0] if recalls and recalls[0] else None
+    memory = _RECALL.sub("", body).strip()
+    well_formed = len(tag_blocks(body, "update")) == 1 and bool(tag_blocks(body, "thinking"))
+    return memory, query, well_formed
+
+
+def run(ctx: Context) -> Program:
+    """The ReMemR1 workflow; returns the raw final reply (the prediction)."""
+    calls, limits = ctx.calls, ctx.limits
+    reader = ctx.reader()
+    memory, recalled = NO_MEMORY, NO_RECALL
+    past: list[str] = []  # m_1 .. m_{t-1}
+    malformed = 0
+    for t in range(len(ctx.doc)):
+        obs = reader.observe(t)
+        ctx.observed("read", obs)
+        request = calls.request(
+            "rememr1_memory", "memory", limits.memory, question=ctx.problem,
+            recalled=recalled, memory=memory, section=obs.render(),
+        )
+        memory, query, ok = parse_reply((yield from ask(request)))
+        malformed += not ok
+        hit = best_memory(query, past, ctx.tokenizer) if query else None
+        recalled = past[hit] if hit is not None else NO_RECALL
+        ctx.note("recalls", {"t": t, "query": query, "memory": hit})
+        past.append(memory)
+        reader.save(t, memory)
+    ctx.details["malformed"] = malformed
+    answer = calls.request(
+        "rememr1_answer", "answer", limits.answer, question=ctx.problem,
+        recalled=recalled, memory=memory,
+    )
+    return (yield from ask(answer))

@@ -1,0 +1,180 @@
+"""One example as a generator program: section, run a workflow, meter every call.
+
+``program(...)`` returns a generator that yields :class:`~treeagent.llm.base.Request`
+objects, receives their :class:`~treeagent.llm.base.Response` and returns a
+:class:`Result` — the shape the scheduler (``treeagent.llm``) drives, many examples at
+once. Preparation (parse, tokenize, budget search) runs lazily at the first ``next()``,
+so only admitted examples hold their sections in memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from treeagent.agents import infmem, memagent, memreread, rememr1
+from treeagent.agents.common import (
+    Calls,
+    Limits,
+    Program,
+    Unavailable,
+    generation_limit,
+    problem_text,
+)
+from treeagent.agents.context import Context
+from treeagent.agents.observation import check_method, prepare
+from treeagent.agents.templates import Prompts
+from treeagent.llm.base import Request, Response
+from treeagent.llm.cache import prompt_hash
+from treeagent.tokens import Tokenizer
+from treeagent.tree import Tree
+
+WORKFLOWS: dict[str, ModuleType] = {
+    m.NAME: m for m in (memagent, infmem, memreread, rememr1)
+}
+AGENTS = tuple(WORKFLOWS)
+
+
+@dataclass
+class Result:
+    """What one example's run gives. ``prediction`` is the raw final reply, or None
+    when a response was unavailable (the answer is then empty and scores 0, C.4)."""
+
+    agent: str
+    method: str
+    prediction: str | None
+    sections: int  # distinct sections read (InfMem may stop early)
+    total_sections: int  # sections of this mode's sectioning
+    flat_sections: int  # T_flat(x, C)
+    budget: int  # B* (C for flat)
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_calls: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def unavailable(self) -> bool:
+        return self.prediction is None
+
+
+class Meter:
+    """Counts calls and tokens and keeps a per-call trace while relaying a program."""
+
+    def __init__(self) -> None:
+        self.trace: list[dict[str, Any]] = []
+        self.input_tokens = self.output_tokens = self.cached = 0
+
+    def record(self, request: Request, response: Response | None) -> None:
+        r = response or Response(None, error="no response")
+        self.input_tokens += r.input_tokens
+        self.output_tokens += r.output_tokens
+        self.cached += bool(r.cached)
+        self.trace.append({
+            "call": len(self.trace), "kind": request.kind, "prompt_sha256": prompt_hash(request),
+            "max_tokens": request.sampling.max_tokens, "reply": r.text,
+            "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+            "latency": r.latency, "cached": r.cached, "error": r.error,
+        })
+
+    def relay(self, gen: Program) -> Generator[Request, Response, Any]:
+        """``yield from gen``, recording each (request, response) pair."""
+        try:
+            request = next(gen)
+        except StopIteration as stop:
+            return stop.value
+        while True:
+            response = yield request
+            self.record(request, response)
+            try:
+                request = gen.send(response)
+            except StopIteration as stop:
+                return stop.value
+
+
+def capped(limits: Limits, max_new_tokens: int | None) -> Limits:
+    """Table-2 limits with every call kind capped at ``max_new_tokens`` (a knob for
+    quick runs and tests on small CPU models; the paper settings use no cap)."""
+    if not max_new_tokens:
+        return limits
+    cap = int(max_new_tokens)
+    return Limits(min(limits.memory, cap), min(limits.answer, cap),
+                  None if limits.controller is None else min(limits.controller, cap),
+                  limits.request)
+
+
+def program(
+    agent: str,
+    method: str,
+    document: str | Tree,
+    fmt: str | None,
+    question: str,
+    tokenizer: Tokenizer,
+    *,
+    base_budget: int = 5000,
+    task: str | None = None,
+    prompts: Prompts | None = None,
+    context_window: int | None = None,
+    options: dict[str, Any] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Generator[Request, Response, Result]:
+    """A generator program answering ``question`` about ``document`` with ``agent`` in
+    ``method`` mode. ``tokenizer`` is the evaluated model's (sections are counted with
+    it, C.1); ``task`` selects the task instruction (C.3; None: the open instruction);
+    ``context_window`` clamps the request limit; ``options`` holds workflow settings
+    (MemReread ``width``/``node_budget``; ``max_new_tokens`` caps every call, see
+    :func:`capped`). Bad arguments raise here, at once."""
+    if agent not in WORKFLOWS:
+        raise ValueError(f"unknown agent {agent!r} (choose from {', '.join(AGENTS)})")
+    check_method(method)
+    if base_budget < 1:
+        raise ValueError("the base budget C must be a positive number of tokens")
+    prompts = prompts or Prompts()
+    problem = problem_text(question, task, prompts)  # checks the task name now
+    return _run(agent, method, document, fmt, question, problem, tokenizer, base_budget,
+                prompts, context_window, dict(options or {}), clock)
+
+
+def _run(agent: str, method: str, document: str | Tree, fmt: str | None, question: str,
+         problem: str, tokenizer: Tokenizer, base_budget: int, prompts: Prompts,
+         context_window: int | None, options: dict[str, Any], clock: Callable[[], float]
+         ) -> Generator[Request, Response, Result]:
+    start = clock()
+    workflow = WORKFLOWS[agent]
+    doc = prepare(document, fmt, tokenizer, method, base_budget)
+    limits = capped(workflow.LIMITS, options.get("max_new_tokens"))
+    calls = Calls(prompts, tokenizer, generation_limit(limits, context_window))
+    ctx = Context(doc, problem, question.strip(), prompts, calls, limits, tokenizer, options)
+    ctx.details.update({"links": doc.links, "request_limit": calls.request_limit})
+    meter = Meter()
+    prediction: str | None
+    error = None
+    try:
+        prediction = yield from meter.relay(workflow.run(ctx))
+    except Unavailable as exc:
+        prediction, error = None, str(exc)
+    ctx.details["clipped"] = calls.clipped
+    return Result(
+        agent=agent, method=method, prediction=prediction, sections=len(ctx.read),
+        total_sections=len(doc), flat_sections=doc.flat_count, budget=doc.budget,
+        calls=len(meter.trace), input_tokens=meter.input_tokens,
+        output_tokens=meter.output_tokens, cached_calls=meter.cached,
+        seconds=clock() - start, error=error, details=ctx.details, trace=meter.trace,
+    )
+
+
+def drive(gen: Generator[Request, Response, Any], respond: Callable[[Request], Response]) -> Any:
+    """Run a program synchronously, answering each request with ``respond`` (one call
+    at a time; the scheduler in ``treeagent.llm`` batches across programs instead)."""
+    try:
+        request = next(gen)
+        while True:
+            request = gen.send(respond(request))
+    except StopIteration as stop:
+        return stop.value

@@ -1,0 +1,135 @@
+"""``treeagent run FILE --question Q``: answer one question with a memory agent (issue 3).
+
+Prints the final answer (extracted as the scorer does, C.4) and one cost line: model
+calls, input tokens, output tokens, seconds. A file that cannot be read or parsed
+gives one line ``error: FILE:LINE:COL: message`` and exit status 2 (as ``treeagent
+sections``); an unavailable model response gives an empty answer, a message on stderr
+and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+AGENTS = ("memagent", "infmem", "memreread", "rememr1")
+METHODS = ("flat", "tree", "tree+path", "treeagent")
+ENGINES = ("transformers", "openai", "vllm")
+FORMATS = ("json", "html", "yaml", "javascript")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="answer a question about a file with a memory agent")
+    p.add_argument("file")
+    p.add_argument("--question", "-q", required=True)
+    p.add_argument("--agent", choices=AGENTS, default="memagent")
+    p.add_argument("--method", choices=METHODS, default="treeagent")
+    p.add_argument("--engine", choices=ENGINES, default="transformers")
+    p.add_argument("--model", help="model spec: smollm2 (default), a folder, a .gguf file, "
+                   "or a served model name (openai)")
+    p.add_argument("--base-url", action="append", dest="base_urls", metavar="URL",
+                   help="OpenAI-compatible endpoint (repeat to balance over several)")
+    p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")
+    p.add_argument("--format", choices=FORMATS, help="input format (default: detected)")
+    p.add_argument("--task", help="benchmark task id, for its answer instruction (C.3)")
+    p.add_argument("--tokenizer", help="tokenizer name or folder (default: the model's)")
+    p.add_argument("--context-window", type=int, help="model context length in tokens "
+                   "(default: from the model; clamps the request limit)")
+    p.add_argument("--max-new-tokens", type=int,
+                   help="cap every call's new tokens (quick runs; default: Table 2)")
+    p.add_argument("--prompts", metavar="DIR", help="folder of prompt templates to use "
+                   "instead of the packaged ones (same file names)")
+    p.add_argument("--cache", metavar="PATH", help="call cache/journal (SQLite) to reuse")
+    p.add_argument("--trace", metavar="OUT.jsonl", help="write every call to this file")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str, status: int = 2) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return status
+
+
+def _read(file: str) -> str | int:
+    """The file's text, or an exit status after printing the error (as ``sections``)."""
+    try:
+        raw = Path(file).read_bytes()
+    except OSError as exc:
+        return _fail(f"{file}: {exc.strerror or exc}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        head = raw[: exc.start]
+        line = head.count(b"\n") + 1
+        col = exc.start - (head.rfind(b"\n") + 1) + 1
+        return _fail(f"{file}:{line}:{col}: not valid UTF-8")
+    return " " + text[1:] if text.startswith("\ufeff") else text  # keep offsets
+
+
+def run(args: argparse.Namespace) -> int:
+    from treeagent import formats
+    from treeagent.tree import ParseError
+
+    text = _read(args.file)
+    if isinstance(text, int):
+        return text
+    if args.budget < 1:
+        return _fail("--budget: must be a positive number of tokens")
+    fmt = args.format or formats.detect(Path(args.file), text)
+    try:
+        tree = formats.parse(text, fmt)
+    except ParseError as exc:
+        return _fail(f"{args.file}:{exc.line}:{exc.col}: {exc.message}")
+
+    from treeagent.agents.templates import Prompts, TemplateError
+
+    try:
+        prompts = Prompts(args.prompts)
+    except (TemplateError, OSError) as exc:
+        return _fail(f"--prompts: {exc}")
+    return _answer(args, tree, fmt, prompts)
+
+
+def _answer(args: argparse.Namespace, tree, fmt: str, prompts) -> int:
+    import asyncio
+
+    from treeagent.agents.evaluate import model_context_window, resolve_tokenizer, write_trace
+    from treeagent.agents.runner import Result, program
+    from treeagent.llm import make_engine, run_programs
+    from treeagent.scoring import extract_answer
+    from treeagent.tokens import TokenizerError
+
+    options = {"base_urls": args.base_urls} if args.base_urls and args.engine == "openai" else {}
+    try:
+        engine = make_engine(args.engine, args.model, **options)
+    except (ValueError, OSError) as exc:
+        return _fail(f"--model: {exc}")
+    try:
+        try:
+            tokenizer = resolve_tokenizer(engine, args.tokenizer)
+        except (ValueError, TokenizerError) as exc:
+            return _fail(f"--tokenizer: {exc}")
+        window = args.context_window or model_context_window(engine)
+        try:
+            gen = program(args.agent, args.method, tree, fmt, args.question, tokenizer,
+                          base_budget=args.budget, task=args.task, prompts=prompts,
+                          context_window=window,
+                          options={"max_new_tokens": args.max_new_tokens})
+        except ValueError as exc:
+            return _fail(str(exc))
+        outcome = run_programs([(args.file, gen)], engine, cache=args.cache,
+                               concurrency=1, progress=False)[args.file]
+    finally:
+        asyncio.run(engine.aclose())
+    result = outcome.result
+    if not isinstance(result, Result):
+        return _fail(f"{args.file}: {outcome.error}", 1)
+    if args.trace:
+        with open(args.trace, "w", encoding="utf-8") as out:
+            write_trace(out, args.file, result)
+    print(extract_answer(result.prediction))
+    print(f"calls {result.calls}, input tokens {result.input_tokens}, output tokens "
+          f"{result.output_tokens}, seconds {result.seconds:.1f}")
+    if result.prediction is None:
+        return _fail(f"no answer: {result.error}", 1)
+    return 0
