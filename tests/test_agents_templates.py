@@ -1,0 +1,81 @@
+"""Prompt templates: packaged files, user overrides, placeholder syntax and checks."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import CharTokenizer
+from test_agents_double import TINY_JSON, ScriptedEngine
+from treeagent.agents import drive, program
+from treeagent.agents.templates import SPECS, Prompts, TemplateError, fill, placeholders
+
+
+def test_every_packaged_template_exists_and_passes_its_check():
+    folder = resources.files("treeagent") / "prompts"
+    names = {p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt")}
+    assert names == set(SPECS)
+    prompts = Prompts()
+    for name in SPECS:
+        assert prompts.text(name).strip()
+
+
+def test_tag_contracts_of_the_packaged_templates():
+    p = Prompts()
+    memagent = p.text("memagent_memory")
+    assert memagent.index("<problem>") < memagent.index("<memory>") < memagent.index("<section>")
+    assert memagent.rstrip().endswith("Updated memory:")
+    for name in ("memagent_answer", "infmem_answer", "memreread_answer", "rememr1_answer"):
+        assert "\\boxed{}" in p.render(name, question="q", memory="m", recalled="r")
+    write = p.text("infmem_write")
+    assert all(t in write for t in ("<problem>", "<retrieved_chunk>", "<recurrent_chunk>",
+                                    "<memory>"))
+    plan = p.render("infmem_plan", question="q", history="h", memory="m", tool="T")
+    assert '<tool_call>{"name": "retrievesearch", "arguments": {"query":' in plan
+    assert "STOP" in plan
+    remem = p.text("rememr1_memory")
+    for tag in ("<recalled_memory>", "<thinking>", "<update>", "<recall>"):
+        assert tag in remem
+    assert "<query>" in p.text("memreread_decompose")
+
+
+def test_fill_syntax():
+    assert fill("{a} {{a}} {b} \\boxed{} {\"k\": 1}", {"a": "X"}) == 'X {a} {b} \\boxed{} {"k": 1}'
+    assert fill("{prompt}|{chunk}|{recalled_memory}", {"question": "Q", "section": "S",
+                                                       "recalled": "R"}) == "Q|S|R"
+    assert placeholders("{prompt} {memory} {{x}}") == {"question", "memory"}
+
+
+@given(value=st.text(max_size=40))
+def test_field_values_are_never_rescanned(value):
+    assert fill("<{question}>", {"question": value, "memory": "M"}) == f"<{value}>"
+
+
+def test_user_folder_overrides_one_template(tmp_path):
+    (tmp_path / "memagent_memory.txt").write_text(
+        "UPSTREAM STYLE {prompt} / {memory} / {chunk} / \\boxed{{}}\n", encoding="utf-8")
+    prompts = Prompts(tmp_path)
+    assert prompts.overridden() == ["memagent_memory"]
+    engine = ScriptedEngine(lambda r: "m")
+    drive(program("memagent", "tree", TINY_JSON, "json", "Q?", CharTokenizer(), base_budget=14,
+                  prompts=prompts), engine.respond)
+    assert engine.prompt(1).startswith("UPSTREAM STYLE Q?")
+    assert engine.prompt(1).rstrip().endswith('/ m / "y":"beta" / \\boxed{}')
+    packaged = Prompts().text("memagent_answer").split("{question}")[0]
+    assert engine.prompt(4).startswith(packaged)  # not overridden: the packaged template
+
+
+def test_bad_user_templates_fail_early(tmp_path):
+    (tmp_path / "memagent_answer.txt").write_text("{question} {memroy}", encoding="utf-8")
+    with pytest.raises(TemplateError, match="missing placeholder.*memory"):
+        Prompts(tmp_path)
+    (tmp_path / "memagent_answer.txt").write_text("{question} {memory} {section}")
+    with pytest.raises(TemplateError, match="unknown placeholder.*section"):
+        Prompts(tmp_path)
+    with pytest.raises(TemplateError, match="not a folder"):
+        Prompts(tmp_path / "absent")
+    with pytest.raises(TemplateError, match="unknown template"):
+        Prompts().text("nonexistent")
