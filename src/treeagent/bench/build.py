@@ -52,7 +52,7 @@ class BuildParams:
     seed: int = 42
     allow_reuse: bool = False
     anchor_fraction: float = 0.5
-    max_families: int = 0  # 0: three times the families a full grid needs
+    max_families: int = 0  # 0: four times the families a full grid needs
     recount: bool = True  # validation recounts every context's tokens
 
     def __post_init__(self) -> None:
@@ -72,7 +72,7 @@ class BuildParams:
 
     @property
     def families(self) -> int:
-        return self.max_families or 3 * math.ceil(self.per_cell / self.questions_per_context)
+        return self.max_families or 4 * math.ceil(self.per_cell / self.questions_per_context)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -96,9 +96,13 @@ class BuildResult:
 # ------------------------------------------------------------------ per format
 
 
-def _keys(unit: Unit) -> frozenset[str]:
-    return frozenset({"d:" + tasks.norm(r.description) for r in unit.records}
-                     | {"r:" + r.id for r in unit.records})
+def _keys(unit: Unit, piece: str) -> frozenset[str]:
+    """What may occur once per context: record descriptions and ids, JS binding names."""
+    keys = {"d:" + tasks.norm(r.description) for r in unit.records}
+    keys |= {"r:" + r.id for r in unit.records}
+    if unit.format == "javascript" and (name := contexts.js_binding(piece)):
+        keys.add("n:" + name)
+    return frozenset(keys)
 
 
 def _dedupe(units: Iterable[Unit], fmt: str, stats: Tally) -> list[Unit]:
@@ -117,11 +121,10 @@ def _dedupe(units: Iterable[Unit], fmt: str, stats: Tally) -> list[Unit]:
 def _lookup_ready(records: Sequence[Record]) -> bool:
     """Anchors must support every lookup task: a record with 4 fields, 4 records sharing
     a kind and field."""
-    if not any(len([k for k, v in r.fields.items() if tasks.human_field(k)
-                    and tasks.answerable(v)]) >= 4 for r in records):
+    asked = [tasks.lookup_fields(r) for r in records]
+    if not any(len(f) >= 4 for f in asked):
         return False
-    shared = Tally((r.kind, k) for r in records for k, v in r.fields.items()
-                   if tasks.human_field(k) and tasks.answerable(v))
+    shared = Tally((r.kind, k) for r, f in zip(records, asked) for k in f)
     return any(n >= 4 for n in shared.values())
 
 
@@ -173,8 +176,9 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
     """Candidate rows (with ``check_*`` columns) and the format's fill statistics."""
     stats: Tally = Tally()
     units = _dedupe(units, fmt, stats)
-    pool = contexts.make_pool(fmt, [u.id for u in units], [u.text for u in units],
-                              [_keys(u) for u in units], counter)
+    pieces = [contexts.piece(fmt, u.text) for u in units]
+    pool = contexts.make_pool(fmt, [u.id for u in units], pieces,
+                              [_keys(u, p) for u, p in zip(units, pieces)], counter)
     unit_map = {u.id: (u.source, validate.sha256(p)) for u, p in zip(units, pool.pieces)}
     unit_of_rec = {id(r): u.id for u in units for r in u.records}
     idx = {u.id: i for i, u in enumerate(units)}

@@ -5,11 +5,14 @@ Composition (each context is one valid document of its format):
 * JSON: an ordered list of responses, ``[\\n`` + units joined by ``,\\n`` + ``\\n]``;
 * HTML: one page whose ``<body>`` holds each unit in its own ``<section>`` element;
 * YAML: a multi-document stream, each unit one ``---`` document;
-* JavaScript: a module of initializers, ``const entry_NNNN = <literal>;`` per unit.
+* JavaScript: a module of initializers, one statement per unit: a unit that is a
+  binding statement (``const rules = {...};``, ``module.exports = ...``) keeps it, a bare
+  literal becomes ``const entry_NNNN = <literal>;``. Binding names must differ within
+  a module: the builder treats a repeated name like a repeated record description.
 
 A unit enters a context as its *piece* (:func:`piece`): its text with document
-framing removed (a YAML ``---``/``...`` marker, an HTML page's shell around its body, a
-JS binding around its literal), so that pieces can be nested in one document.
+framing removed (a YAML ``---``/``...`` marker and directives, an HTML page's shell
+around its body), so that pieces can be nested in one document.
 
 Lengths are buckets of construction tokens (8,192 * 2^k up to 1M, plus small demo
 buckets). A context *hits its bucket from below*: under every construction tokenizer its
@@ -42,8 +45,8 @@ ALL_BUCKETS = {**DEMO_BUCKETS, **BUCKETS}
 DEFAULT_TOKENIZERS = ("qwen3", "qwen2.5")
 DEFAULT_TOLERANCE = 0.05
 
-_JS_BINDING = re.compile(r"\A\s*(?:export\s+)?(?:const|let|var)\s+[A-Za-z_$][\w$]*\s*=\s*")
-_JS_EXPORTS = re.compile(r"\A\s*(?:module\.exports|export\s+default)\s*=?\s*")
+_JS_NAME = re.compile(r"(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)|"
+                      r"(module\.exports)\b|export\s+(default)\b|exports\.([A-Za-z_$][\w$]*)")
 _HTML_BODY = re.compile(r"<body\b[^>]*>(.*)</body\s*>", re.S | re.I)
 
 
@@ -89,13 +92,14 @@ def piece(fmt: str, text: str) -> str:
         return body if body.endswith("\n") else body + "\n"
     if fmt == "javascript":
         body = text.strip()
-        for pattern in (_JS_BINDING, _JS_EXPORTS):
-            m = pattern.match(body)
-            if m:
-                body = body[m.end():]
-                break
-        return body.rstrip().rstrip(";").rstrip()
+        return body if js_binding(body) else body.rstrip(";").rstrip()
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def js_binding(piece_text: str) -> str:
+    """The binding name a JS statement piece declares ("" for a bare literal)."""
+    m = _JS_NAME.match(piece_text)
+    return next((g for g in m.groups() if g), "") if m else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,8 @@ class Frame:
     after: str = ""
 
     def wrap(self, p: str, i: int) -> str:
+        if self.before.startswith("const") and js_binding(p):
+            return p  # a JS binding statement stays as written
         return self.before.replace("{i}", f"{i + 1:04d}") + p + self.after
 
 
@@ -169,9 +175,13 @@ class Counter:
                     todo.append(k)
                 else:
                     out[k, j] = out[k, alias]
-            for a in range(0, len(todo), 256):
-                batch = todo[a:a + 256]
+            small = [k for k in todo if len(texts[k]) < 1 << 16]
+            for a in range(0, len(small), 256):
+                batch = small[a:a + 256]
                 out[batch, j] = tok.count_batch([texts[k] for k in batch])
+            for k in todo:
+                if len(texts[k]) >= 1 << 16:
+                    out[k, j] = _count_parallel(tok, texts[k])
         return out
 
     def full(self, text: str) -> dict[str, int]:
@@ -193,7 +203,13 @@ def _core_spec(tok: object) -> tuple[str, frozenset[str]] | None:
 
 
 def _count_parallel(tok: _tokens.Tokenizer, text: str) -> int:
-    if not getattr(tok, "digit_safe", False) or len(text) < 1 << 17:
+    """Exact count of a long text: through ``token_starts`` when the tokenizer tokenizes
+    each distinct line once (``line_safe``), else in pieces cut at digit boundaries."""
+    if len(text) < 1 << 16:
+        return tok.count(text)
+    if getattr(tok, "line_safe", False):
+        return len(tok.token_starts(text))
+    if not getattr(tok, "digit_safe", False):
         return tok.count(text)
     points = _tokens._split_points(text)
     return sum(tok.count_batch([text[a:b] for a, b in zip(points, points[1:])]))
@@ -214,17 +230,19 @@ class Pool:
     overhead: np.ndarray  # head + tail per tokenizer
 
 
-def make_pool(fmt: str, ids: Sequence[str], texts: Sequence[str],
+def make_pool(fmt: str, ids: Sequence[str], pieces: Sequence[str],
               keys: Sequence[frozenset[str]], counter: Counter) -> Pool:
+    """Count each distinct piece once per tokenizer; add its wrapper and separator cost."""
     f = FRAMES[fmt]
-    pieces = [piece(fmt, t) for t in texts]
     bare = counter.many(pieces)
-    # wrapper and separator cost, measured once on a typical piece
     probe = "{}" if fmt in ("json", "javascript") else "x: 1\n" if fmt == "yaml" else "<p>x</p>"
-    wrapped = counter.many([f.wrap(probe, 0) + f.sep, probe])
-    extra = wrapped[0] - wrapped[1]
+    base = counter.many([probe, f.wrap(probe, 0) + f.sep, probe + f.sep])
+    wrapped, plain = base[1] - base[0], base[2] - base[0]
+    extra = np.zeros((len(pieces), len(counter.names)), dtype=np.int64)
+    for i, p in enumerate(pieces):
+        extra[i] = plain if fmt == "javascript" and js_binding(p) else wrapped
     overhead = counter.many([f.head + f.tail])[0] - counter.many([f.sep])[0]
-    return Pool(fmt, list(ids), pieces, bare + extra, list(keys), overhead)
+    return Pool(fmt, list(ids), list(pieces), bare + extra, list(keys), overhead)
 
 
 @dataclass(slots=True)

@@ -105,8 +105,18 @@ def present(value: Scalar) -> bool:
     return value is not None and (not isinstance(value, str) or bool(value.strip()))
 
 
-def _fields(rec: Record) -> list[str]:
-    return [k for k, v in rec.fields.items() if human_field(k) and answerable(v)]
+def given_away(value: Scalar, description: str) -> bool:
+    """True when ``value`` stands as a word sequence in ``description`` (the question
+    would give the answer away: the path of API path "/pets", magnitude of "M 4.6 - ...")."""
+    text = norm(value)
+    return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)",
+                                    norm(description)) is not None
+
+
+def lookup_fields(rec: Record) -> list[str]:
+    """Fields a lookup may ask: human names, answerable values not given away."""
+    return [k for k, v in rec.fields.items()
+            if human_field(k) and answerable(v) and not given_away(v, rec.description)]
 
 
 def plural(kind: str) -> str:
@@ -179,10 +189,10 @@ def spec_fields(spec: dict[str, Any]) -> list[str]:
 
 def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random,
                 exclude: set[str]) -> Question | None:
-    cands = [r for r in records if len(_fields(r)) >= n]
+    cands = [r for r in records if len(lookup_fields(r)) >= n]
     rng.shuffle(cands)
     for rec in cands:
-        names = rng.sample(_fields(rec), n)
+        names = rng.sample(lookup_fields(rec), n)
         spec = {"op": "lookup", "kind": rec.kind, "record": rec.description, "fields": names,
                 "shape": "value" if n == 1 else "list", "ordered": n > 1}
         key = repr(("lookup", rec.description, sorted(names)))
@@ -206,7 +216,7 @@ def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Rand
                   exclude: set[str]) -> Question | None:
     by_key: dict[tuple[str, str], list[Record]] = {}
     for rec in records:
-        for name in _fields(rec):
+        for name in lookup_fields(rec):
             by_key.setdefault((rec.kind, name), []).append(rec)
     keys = sorted(k for k, recs in by_key.items() if len(recs) >= n)
     rng.shuffle(keys)

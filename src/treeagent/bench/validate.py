@@ -41,7 +41,7 @@ SPEC_OPS = {
     "conditional_count": "count", "most_frequent": "most_frequent",
     "numeric_extremum": "extremum",
 }
-_JS_DECL = re.compile(r"\A(?:const|let|var)\s+[A-Za-z_$][\w$]*\s*=\s*")
+_JS_WRAP = re.compile(r"\Aconst entry_\d{4} = ")
 
 
 class Invalid(ValueError):
@@ -99,12 +99,10 @@ def unit_pieces(fmt: str, text: str) -> list[str]:
         if root.kind != "program":
             raise ValueError("context is not a module of initializers")
         out = []
-        for c in root.children:
+        for c in root.children:  # a wrapped bare literal, or the unit's own statement
             src = text[c.start:c.end]
-            m = _JS_DECL.match(src)
-            if not m or not src.endswith(";"):
-                raise ValueError(f"binding {c.label!r} is not a const initializer")
-            out.append(src[m.end():-1])
+            m = _JS_WRAP.match(src)
+            out.append(src[m.end():-1] if m and src.endswith(";") else src)
         return out
     raise ValueError(f"unknown format {fmt!r}")
 

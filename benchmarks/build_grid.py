@@ -1,0 +1,103 @@
+"""Build the paper grid (4 formats x 8 tasks x 8 lengths x 50 = 12,800 examples) from the
+mirror and print wall time, peak memory, bytes on disk, counts and shortfalls (issue 4.8).
+
+    python benchmarks/build_grid.py [--mirror ../shared/sources] [--raw raw] [--out validated]
+        [--formats json html yaml javascript] [--lengths 8K ... 1M] [--per-cell 50]
+        [--no-acquire] [--no-recount]
+
+Goal: <= 30 minutes and <= 2 GB here, every kept example valid (the GX suite over the
+written tables is run again at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirror", default=str(Path(__file__).resolve().parents[2] / "shared"
+                                            / "sources"))
+    ap.add_argument("--raw", default="raw")
+    ap.add_argument("--out", default="validated")
+    ap.add_argument("--formats", nargs="+", default=["json", "html", "yaml", "javascript"])
+    ap.add_argument("--lengths", nargs="+", default=["8K", "16K", "32K", "64K", "128K",
+                                                     "256K", "512K", "1M"])
+    ap.add_argument("--per-cell", type=int, default=50)
+    ap.add_argument("--questions-per-context", type=int, default=5)
+    ap.add_argument("--allow-reuse", action="store_true")
+    ap.add_argument("--no-acquire", action="store_true")
+    ap.add_argument("--no-recount", action="store_true",
+                    help="validation trusts construction's full token count of each context")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+
+    import pandas as pd
+
+    from treeagent.bench import build, sources, validate
+    from treeagent.bench.contexts import parse_bucket
+
+    t0 = time.time()
+    if not args.no_acquire:
+        sources.acquire("mirror", formats=args.formats, raw_dir=args.raw,
+                        mirror_dir=args.mirror, progress=False)
+    t_acq = time.time()
+    units = {f: list(sources.units(f, raw_dir=args.raw)) for f in args.formats}
+    t_units = time.time()
+    print(f"units: {', '.join(f'{f} {len(u)}' for f, u in units.items())} "
+          f"(acquire {t_acq - t0:.0f} s, units {t_units - t_acq:.0f} s)", flush=True)
+    params = build.BuildParams(formats=tuple(args.formats),
+                               lengths=tuple(parse_bucket(x) for x in args.lengths),
+                               per_cell=args.per_cell,
+                               questions_per_context=args.questions_per_context,
+                               allow_reuse=args.allow_reuse, recount=not args.no_recount)
+    marks: dict[str, float] = {}
+
+    def progress(fmt: str, done: int, total: int) -> None:
+        if done == total or done - marks.get(fmt, 0) >= total / 10:
+            marks[fmt] = done
+            print(f"  {fmt}: {done}/{total} ({time.time() - t0:.0f} s, "
+                  f"peak {_peak_mb():.0f} MB)", flush=True)
+
+    result = build.build(params, units, Path(args.out), progress=progress)
+    t_build = time.time()
+    # every kept example must pass the suite again, read back from disk
+    bad = 0
+    for fmt in args.formats:
+        df = pd.read_parquet(Path(args.out) / "examples" / f"{fmt}.parquet")
+        if len(df):
+            res = validate.run_examples_suite(df, params.tolerance)
+            bad += len(res.failed)
+    t_end = time.time()
+    out = Path(args.out)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    inv = result.inventory
+    print(f"\nwall {t_end - t0:.0f} s (acquire {t_acq - t0:.0f}, units {t_units - t_acq:.0f}, "
+          f"build+validate {t_build - t_units:.0f}, re-check {t_end - t_build:.0f}); "
+          f"peak RSS {_peak_mb():.0f} MB; {size / 1e6:.1f} MB on disk in {out}/")
+    print(f"examples kept {inv['examples']} of "
+          f"{len(args.formats) * len(params.tasks) * len(params.lengths) * params.per_cell}; "
+          f"rejected {inv['rejected']}; kept rows failing the suite on re-read: {bad}")
+    for fmt, info in inv["formats"].items():
+        print(f"{fmt}: {info['units']} units, {info['distinct_tokens']:,} distinct tokens")
+        for b, s in info["lengths"].items():
+            print(f"  {b:>5}: distinct fill {s['distinct_fill']:.0%}, contexts {s['families']}, "
+                  f"fill min {s['fill_min']}, reused {s['reused_units']}, "
+                  f"missing {s['missing_examples']}")
+    if inv["rejections"]:
+        print("rejections:", json.dumps(inv["rejections"]))
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

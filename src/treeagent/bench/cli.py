@@ -1,0 +1,191 @@
+"""``treeagent bench build|show``: build the validated benchmark; print one example (4.1, B.1).
+
+Heavy imports (tokenizers, pandas, Great Expectations) stay inside the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+_FORMATS = ("json", "html", "yaml", "javascript")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="build and inspect the benchmark (paper 4.1, B.1)")
+    bsub = p.add_subparsers(dest="bench_command", required=True)
+    b = bsub.add_parser("build", help="acquire, build and validate examples into validated/")
+    b.add_argument("--preset", choices=["demo", "paper"], default="demo")
+    b.add_argument("--formats", nargs="+", metavar="FORMAT")
+    b.add_argument("--tasks", nargs="+", metavar="TASK")
+    b.add_argument("--lengths", nargs="+", metavar="LEN",
+                   help="buckets: 8K 16K ... 1M, demo-2K demo-4K, or token counts")
+    b.add_argument("--per-cell", type=int, help="examples per (task, length)")
+    b.add_argument("--questions-per-context", type=int)
+    b.add_argument("--mode", choices=["live", "mirror", "sample"])
+    b.add_argument("--mirror", help="mirror folder laid out like shared/sources")
+    b.add_argument("--raw", default="raw", help="raw/ folder (acquire writes it)")
+    b.add_argument("--no-acquire", action="store_true", help="use raw/ as it is")
+    b.add_argument("--tokenizers", nargs="+")
+    b.add_argument("--tolerance", type=float)
+    b.add_argument("--allow-reuse", action="store_true",
+                   help="let distractor units repeat inside a context (flagged per example)")
+    b.add_argument("--seed", type=int, default=42)
+    b.add_argument("--out", default="validated")
+    b.set_defaults(func=run_build)
+    s = bsub.add_parser("show", help="print one example and where its evidence is")
+    s.add_argument("id")
+    s.add_argument("--out", default="validated")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_show)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _default_mirror() -> str | None:
+    for cand in (Path.cwd().parent / "shared" / "sources", Path("/work/shared/sources")):
+        if cand.is_dir():
+            return str(cand)
+    return None
+
+
+def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
+    """BuildParams and the acquisition mode from the preset and overrides."""
+    from treeagent.bench.build import PRESETS, BuildParams
+    from treeagent.bench.contexts import parse_bucket
+
+    preset = dict(PRESETS[args.preset])
+    mode = args.mode or preset.pop("mode")
+    preset.pop("mode", None)
+    kw: dict[str, Any] = dict(preset)
+    if args.formats:
+        kw["formats"] = tuple(args.formats)
+    if args.tasks:
+        kw["tasks"] = tuple(args.tasks)
+    if args.lengths:
+        kw["lengths"] = tuple(parse_bucket(x) for x in args.lengths)
+    for name in ("per_cell", "questions_per_context", "tolerance"):
+        if getattr(args, name) is not None:
+            kw[name] = getattr(args, name)
+    if args.tokenizers:
+        kw["tokenizers"] = tuple(args.tokenizers)
+    kw["allow_reuse"] = args.allow_reuse
+    kw["seed"] = args.seed
+    return BuildParams(**kw), mode
+
+
+def run_build(args: argparse.Namespace) -> int:
+    try:
+        params, mode = params_from_args(args)
+    except ValueError as exc:
+        return _fail(str(exc))
+    mirror = args.mirror or (_default_mirror() if mode == "mirror" else None)
+    if mode == "mirror" and (mirror is None or not Path(mirror).is_dir()):
+        return _fail(f"--mirror: {mirror or '(none)'} is not a folder")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from treeagent import tokens
+    from treeagent.bench import build, sources
+
+    try:
+        for name in params.tokenizers:
+            tokens.load(name)
+    except tokens.TokenizerError as exc:
+        return _fail(f"--tokenizers: {exc}")
+    try:
+        if not args.no_acquire:
+            sources.acquire(mode, formats=params.formats, raw_dir=args.raw, mirror_dir=mirror,
+                            progress=sys.stderr.isatty())
+        units = {f: list(sources.units(f, raw_dir=args.raw)) for f in params.formats}
+    except (ValueError, OSError) as exc:
+        return _fail(str(exc))
+    with Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), transient=False, disable=not sys.stderr.isatty()) as bar:
+        ids = {f: bar.add_task(f"build {f}", total=None) for f in params.formats}
+
+        def progress(fmt: str, done: int, total: int) -> None:
+            bar.update(ids[fmt], completed=done, total=total)
+
+        result = build.build(params, units, Path(args.out), progress=progress)
+    inv = result.inventory
+    print(f"{inv['examples']} examples kept, {inv['rejected']} rejected -> {args.out}/")
+    for fmt, info in inv["formats"].items():
+        short = {b: s["distinct_fill"] for b, s in info["lengths"].items()
+                 if s["missing_examples"] or s["distinct_fill"] < 1}
+        if short:
+            print(f"  {fmt}: short cells / distinct fill {short}")
+    return 0
+
+
+# ------------------------------------------------------------------ show
+
+
+def _locate(fmt: str, context: str, unit_ids: list[str], spec: dict[str, Any],
+            extract: Any, sources_of: dict[str, str]) -> list[str]:
+    """Where the records a spec names sit in the context: unit, path and line."""
+    from treeagent.bench.validate import unit_pieces
+    from treeagent.tree import LineIndex
+
+    names = spec.get("records") or ([spec["record"]] if "record" in spec else [])
+    pieces = unit_pieces(fmt, context)
+    lines = LineIndex(context)
+    out, pos = [], 0
+    for i, (uid, p) in enumerate(zip(unit_ids, pieces)):
+        start = context.index(p, pos)
+        pos = start + len(p)
+        recs = extract(fmt, sources_of.get(uid, ""), p) if extract else []
+        for r in recs:
+            if r.description in names or (not names and r.kind == spec.get("kind")):
+                at = p.find(r.description)
+                line = lines.line_col(start + max(at, 0))[0]
+                out.append(f"unit {i + 1} of {len(unit_ids)} ({uid}), {r.path}, "
+                           f"line {line}: {r.kind} \"{r.description}\"")
+    return out
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from treeagent.bench import io
+
+    fmt = next((f for f in _FORMATS if args.id.startswith(f + "-")), None)
+    if fmt is None:
+        return _fail(f"{args.id}: not an example id (<format>-<task>-<bucket>-f<n>-q<n>)")
+    path = Path(args.out) / "examples" / f"{fmt}.parquet"
+    if not path.is_file():
+        return _fail(f"{path}: not found (run `treeagent bench build` first)")
+    try:
+        ex = next(io.read_examples(path, ids=[args.id]), None)
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    if ex is None:
+        return _fail(f"{args.id}: no such example in {path}")
+    row = next(r for r in io.read_rows(path) if r["id"] == args.id)
+    units = io.load_units(io.units_path(path, fmt))
+    try:
+        from treeagent.bench.sources import records_from_text as extract
+    except ImportError:  # pragma: no cover - adapters absent
+        extract = None
+    evidence = _locate(fmt, ex.context, row["unit_ids"], ex.spec, extract,
+                       {u: s for u, (s, _) in units.items()})
+    if args.json:
+        print(json.dumps({"id": ex.id, "question": ex.question, "answer": ex.answer,
+                          "spec": ex.spec, "tokens": ex.tokens, "source_ids": ex.source_ids,
+                          "evidence": evidence}, ensure_ascii=False, indent=1))
+        return 0
+    print(f"{ex.id}  [{ex.format}, {ex.task}, {row['bucket']}, tokens {ex.tokens}]")
+    print(f"question: {ex.question}")
+    print(f"answer:   {json.dumps(ex.answer, ensure_ascii=False)}")
+    print(f"spec:     {json.dumps(ex.spec, ensure_ascii=False)}")
+    print(f"sources:  {', '.join(ex.source_ids[:8])}"
+          + (f" (+{len(ex.source_ids) - 8})" if len(ex.source_ids) > 8 else ""))
+    print("evidence:")
+    for line in evidence[:12]:
+        print(f"  {line}")
+    if len(evidence) > 12:
+        print(f"  ... {len(evidence) - 12} more")
+    return 0
