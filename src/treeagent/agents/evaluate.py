@@ -9,6 +9,7 @@ does not parse) gives a row with ``prediction`` None, so it scores 0 and the run
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import struct
@@ -158,14 +159,14 @@ def evaluate(
     tok = resolve_tokenizer(engine, tokenizer)
     window = context_window or model_context_window(engine)
     templates = prompts if isinstance(prompts, Prompts) else Prompts(prompts)
-    seen: list[Example] = []
+    seen: list[Example] = []  # without their contexts: rows need only the metadata
 
     def programs() -> Iterator[tuple[str, Any]]:
         for ex in examples:
             gen = program(agent, method, ex.context, ex.format, ex.question, tok,
                           base_budget=base_budget, task=ex.task, prompts=templates,
-                          context_window=window, options=options)
-            seen.append(ex)
+                          context_window=window, options=options, trace=trace is not None)
+            seen.append(dataclasses.replace(ex, context=""))
             yield ex.id, gen
 
     outcomes = run_programs(programs(), engine, cache=cache, concurrency=concurrency,

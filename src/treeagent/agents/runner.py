@@ -67,17 +67,21 @@ class Result:
 class Meter:
     """Counts calls and tokens and keeps a per-call trace while relaying a program."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = True) -> None:
+        self.keep = keep
         self.trace: list[dict[str, Any]] = []
-        self.input_tokens = self.output_tokens = self.cached = 0
+        self.calls = self.input_tokens = self.output_tokens = self.cached = 0
 
     def record(self, request: Request, response: Response | None) -> None:
         r = response or Response(None, error="no response")
+        self.calls += 1
         self.input_tokens += r.input_tokens
         self.output_tokens += r.output_tokens
         self.cached += bool(r.cached)
+        if not self.keep:
+            return
         self.trace.append({
-            "call": len(self.trace), "kind": request.kind, "prompt_sha256": prompt_hash(request),
+            "call": self.calls - 1, "kind": request.kind, "prompt_sha256": prompt_hash(request),
             "max_tokens": request.sampling.max_tokens, "reply": r.text,
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
             "latency": r.latency, "cached": r.cached, "error": r.error,
@@ -122,6 +126,7 @@ def program(
     prompts: Prompts | None = None,
     context_window: int | None = None,
     options: dict[str, Any] | None = None,
+    trace: bool = True,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Generator[Request, Response, Result]:
     """A generator program answering ``question`` about ``document`` with ``agent`` in
@@ -129,7 +134,8 @@ def program(
     it, C.1); ``task`` selects the task instruction (C.3; None: the open instruction);
     ``context_window`` clamps the request limit; ``options`` holds workflow settings
     (MemReread ``width``/``node_budget``; ``max_new_tokens`` caps every call, see
-    :func:`capped`). Bad arguments raise here, at once."""
+    :func:`capped`); ``trace=False`` keeps only the counts, not every call's reply
+    (large runs). Bad arguments raise here, at once."""
     if agent not in WORKFLOWS:
         raise ValueError(f"unknown agent {agent!r} (choose from {', '.join(AGENTS)})")
     check_method(method)
@@ -138,13 +144,13 @@ def program(
     prompts = prompts or Prompts()
     problem = problem_text(question, task, prompts)  # checks the task name now
     return _run(agent, method, document, fmt, question, problem, tokenizer, base_budget,
-                prompts, context_window, dict(options or {}), clock)
+                prompts, context_window, dict(options or {}), Meter(trace), clock)
 
 
 def _run(agent: str, method: str, document: str | Tree, fmt: str | None, question: str,
          problem: str, tokenizer: Tokenizer, base_budget: int, prompts: Prompts,
-         context_window: int | None, options: dict[str, Any], clock: Callable[[], float]
-         ) -> Generator[Request, Response, Result]:
+         context_window: int | None, options: dict[str, Any], meter: Meter,
+         clock: Callable[[], float]) -> Generator[Request, Response, Result]:
     start = clock()
     workflow = WORKFLOWS[agent]
     doc = prepare(document, fmt, tokenizer, method, base_budget)
@@ -152,7 +158,6 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
     calls = Calls(prompts, tokenizer, generation_limit(limits, context_window))
     ctx = Context(doc, problem, question.strip(), prompts, calls, limits, tokenizer, options)
     ctx.details.update({"links": doc.links, "request_limit": calls.request_limit})
-    meter = Meter()
     prediction: str | None
     error = None
     try:
@@ -163,7 +168,7 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
     return Result(
         agent=agent, method=method, prediction=prediction, sections=len(ctx.read),
         total_sections=len(doc), flat_sections=doc.flat_count, budget=doc.budget,
-        calls=len(meter.trace), input_tokens=meter.input_tokens,
+        calls=meter.calls, input_tokens=meter.input_tokens,
         output_tokens=meter.output_tokens, cached_calls=meter.cached,
         seconds=clock() - start, error=error, details=ctx.details, trace=meter.trace,
     )
