@@ -7,9 +7,9 @@ import json
 import re
 
 import pytest
-from test_agents_double import ScriptedEngine
 
 import treeagent.llm
+from test_agents_double import ScriptedEngine
 from treeagent.cli import main
 
 DOC = ('{"stations":[{"id":"A1","city":"Oslo","temp":-3},'
