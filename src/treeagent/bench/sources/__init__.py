@@ -108,16 +108,20 @@ def _file_units(fmt: str, source: str, rel: str, text: str, base: dict, flags: t
         yield Unit(id=uid, format=fmt, source=source, text=text, records=recs,
                    provenance=dict(base), flags=flags)
     elif fmt == "html":
+        n = 0
         for utext, page_path, tree, node in html_records.page_units(text):
             u = f"{uid}#{page_path}"
             recs = html_records.node_records(tree, node, u, utext, drop_for(u))
             if not recs:
                 note(entry, "no records with a unique visible description", unit=u)
                 continue
+            n += 1
             yield Unit(id=u, format=fmt, source=source, text=utext, records=recs,
                        provenance={**base, "page_path": page_path,
                                    "line": text.count("\n", 0, node.start) + 1},
                        flags=flags)
+        if n == 0:
+            note(entry, "no table, list or repeated block with records")
     else:
         def reject(name: str, line: int, reason: str) -> None:
             note(entry, reason, unit=f"{uid}#{name}@L{line}", line=line)

@@ -130,19 +130,28 @@ def _folder(root: Path, src: Source, writer: RawWriter, origin: str) -> Iterator
 
 def _js(mode: str, src: Source, js_repos: Any, cache: Path, writer: RawWriter
         ) -> Iterator[Payload]:
+    """JS files of one repository at its pinned commit. ``js_repos[name]`` is a local
+    clone or plain folder (mirror), a clone URL (live), or a dict with ``path``/``url``
+    and an overriding ``commit``."""
     url, commit = src.extra["url"], src.extra["commit"]
+    given = (js_repos or {}).get(src.name)
+    path = None
+    if isinstance(given, dict):
+        url, commit = given.get("url", url), given.get("commit", commit)
+        path = given.get("path")
+    elif given is not None:
+        path = given
     if mode == "live":
         try:
-            repo = jsrepo.clone(url, cache / f"{src.name}.git")
+            repo = jsrepo.clone(str(path or url), cache / f"{src.name}.git")
         except jsrepo.GitError as exc:
             writer.miss(src.format, src.name, f"git clone failed: {exc}")
             return
     else:
-        given = (js_repos or {}).get(src.name)
-        if given is None:
+        if path is None:
             writer.miss(src.format, src.name, "no local clone given (js_repos)")
             return
-        repo = Path(given)
+        repo = Path(path)
         if not repo.exists():
             writer.miss(src.format, src.name, f"local clone {repo} does not exist")
             return
@@ -154,9 +163,13 @@ def _js(mode: str, src: Source, js_repos: Any, cache: Path, writer: RawWriter
             return
     sha = jsrepo.resolve(repo, commit)
     if sha is None:
-        writer.miss(src.format, src.name, f"pinned commit {commit} absent from {url} snapshot")
+        writer.miss(src.format, src.name, f"pinned commit {commit} absent from {repo}")
         return
     lic = jsrepo.license_at(repo, sha)
     base = {"origin": mode, "repo": url, "commit": sha, "license": lic}
-    for rel, data in jsrepo.files_at(repo, sha):
+    absent: list[str] = []
+    for rel, data in jsrepo.files_at(repo, sha, absent):
         yield rel, data, {**base, "path": rel}
+    if absent:
+        writer.miss(src.format, src.name, f"{len(absent)} JS files at {sha[:12]} absent from "
+                    f"the clone (e.g. {absent[0]})")

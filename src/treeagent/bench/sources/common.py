@@ -42,7 +42,8 @@ def humanize(key: str) -> str:
     words = _SEP.sub(" ", _CAMEL.sub(" ", key)).strip()
     if not words:
         return key
-    return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words.split())
+    return " ".join(w if w.isalpha() and w.isupper() and len(w) > 1 else w.lower()
+                    for w in words.split())
 
 
 def scalar(value: Any) -> Scalar | None:

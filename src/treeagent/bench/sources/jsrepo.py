@@ -63,8 +63,10 @@ def clone(url: str, dest: Path) -> Path:
     return dest
 
 
-def files_at(repo: Path, sha: str) -> Iterator[tuple[str, bytes]]:
-    """(path, bytes) of every wanted JS file in the tree of ``sha``, in path order."""
+def files_at(repo: Path, sha: str, absent: list[str] | None = None
+             ) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of every wanted JS file in the tree of ``sha``, in path order; paths
+    whose blobs the (partial) clone lacks are appended to ``absent``."""
     listing = _git(repo, "ls-tree", "-r", "-z", "--long", sha).split(b"\0")
     entries: list[tuple[str, str]] = []
     for row in listing:
@@ -72,7 +74,12 @@ def files_at(repo: Path, sha: str) -> Iterator[tuple[str, bytes]]:
             continue
         meta, _, path = row.decode("utf-8", "surrogateescape").partition("\t")
         mode, kind, blob, size = meta.split()
-        if kind == "blob" and mode != "120000" and size != "-" and wanted(path, int(size)):
+        if kind != "blob" or mode == "120000" or not wanted(path):
+            continue
+        if not size.isdigit():  # listed in the tree, blob not in this snapshot
+            if absent is not None:
+                absent.append(path)
+        elif wanted(path, int(size)):
             entries.append((path, blob))
     entries.sort()
     if not entries:
@@ -84,6 +91,8 @@ def files_at(repo: Path, sha: str) -> Iterator[tuple[str, bytes]]:
         header = out[pos:nl].split()
         if header[-1] == b"missing":
             pos = nl + 1
+            if absent is not None:
+                absent.append(path)
             continue
         size = int(header[2])
         yield path, out[nl + 1:nl + 1 + size]

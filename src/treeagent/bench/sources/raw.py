@@ -81,11 +81,10 @@ def check(fmt: str, data: bytes) -> str | None:
     if fmt == "html" and not any(n.kind == "element" for n in tree.nodes):
         return "no HTML element"
     if fmt == "yaml":
-        from treeagent.bench.sources.yaml_records import load
-        doc = load(text)
-        if not isinstance(doc, dict) or not ({"openapi", "swagger"} & set(doc)):
+        top = {c.label: c.kind for c in tree.root.children} if tree.root.kind == "mapping" else {}
+        if not ({"openapi", "swagger"} & set(top)):
             return "$: not an OpenAPI/Swagger document (no 'openapi' or 'swagger' key)"
-        if not isinstance(doc.get("paths"), dict):
+        if top.get("paths") != "mapping":
             return "$.paths: missing or not a mapping"
     return None
 
