@@ -33,5 +33,5 @@ fi
 echo "vllm env: $VENV ($PACKAGE) after $(( $(date +%s) - start )) s"
 
 # the Hugging Face folder vllm serves (fp32, from the GGUF; served as bfloat16)
-"$MAIN_VENV/bin/python" -m treeagent.llm.models save-hf smollm2
+"$MAIN_VENV/bin/python" -m treeagent.llm save-hf smollm2
 echo "vllm-env done in $(( $(date +%s) - start )) s"

@@ -7,7 +7,7 @@ hash of the weight files (or the Hugging Face commit of a hub snapshot folder): 
 part of every cache key, so a changed model reruns exactly its own calls (DESIGN "The
 recurrent loop").
 
-``python -m treeagent.llm.models save-hf smollm2`` writes the Hugging Face folder that
+``python -m treeagent.llm save-hf smollm2`` writes the Hugging Face folder that
 vLLM serves (made from the GGUF at setup time; never committed).
 """
 
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     """``save-hf SPEC`` / ``tokenizer SPEC`` / ``revision SPEC``: print the path or hash."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) not in (1, 2) or args[0] not in ("save-hf", "tokenizer", "revision"):
-        print("usage: python -m treeagent.llm.models save-hf|tokenizer|revision [SPEC]")
+        print("usage: python -m treeagent.llm save-hf|tokenizer|revision [SPEC]")
         return 2
     spec = args[1] if len(args) == 2 else None
     if args[0] == "save-hf":

@@ -1,0 +1,236 @@
+"""Any OpenAI-compatible ``/v1/chat/completions`` server (vLLM, SGLang, hosted) over
+httpx (issue 3 item 1).
+
+* ``concurrency`` requests in flight (a semaphore), spread over several ``base_urls``
+  by least in-flight: how users scale over GPUs and hosts (DESIGN "Scale").
+* Timeouts; retries with exponential backoff and full jitter on 408/429/5xx,
+  connection errors and timeouts, honouring ``Retry-After``. Retries exhausted: the
+  Response is unavailable (``text=None``, ``error`` set; paper C.4) -- never an exception.
+* The API key comes from the environment variable named by ``api_key_env``; it is sent
+  only in the ``Authorization`` header and scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from treeagent.llm.base import Request, Response
+
+log = logging.getLogger(__name__)
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+RETRY_ERRORS = (httpx.TransportError,)  # connect/read/write/pool timeouts, dropped links
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAIEngine:
+    """An :class:`~treeagent.llm.base.Engine` over OpenAI-compatible HTTP servers."""
+
+    name = "openai"
+    max_batch = 1  # the scheduler hands calls over one by one: no batch waits for its slowest
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_urls: Sequence[str] | str = ("http://127.0.0.1:8000/v1",),
+        api_key_env: str = "OPENAI_API_KEY",
+        revision: str = "unversioned",
+        concurrency: int = 64,
+        timeout: float = 600.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 6,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        retry_after_max: float = 120.0,
+        tokenizer: str | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
+        if not urls:
+            raise ValueError("base_urls is empty")
+        self.model = model
+        self.revision = revision
+        self.base_urls = [u.rstrip("/") for u in urls]
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.backoff_base, self.backoff_max = backoff_base, backoff_max
+        self.retry_after_max = retry_after_max
+        self.extra_body = dict(extra_body or {})
+        self.in_flight = dict.fromkeys(self.base_urls, 0)
+        self.sent = dict.fromkeys(self.base_urls, 0)  # attempts per server
+        self._turn = 0
+        self._tokenizer_name = tokenizer
+        self._tokenizer: Any = None
+        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._jitter = random.Random()
+
+    # -- plumbing ---------------------------------------------------------------------
+    def _key(self) -> str | None:
+        return os.environ.get(self.api_key_env) or None
+
+    def _scrub(self, text: str) -> str:
+        key = self._key()
+        return text.replace(key, "***") if key else text
+
+    def _ensure_client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._semaphore is None or self._loop is not loop:
+            self._loop = loop  # a client belongs to one event loop (run_programs makes one)
+            limits = httpx.Limits(
+                max_connections=self.concurrency + len(self.base_urls),
+                max_keepalive_connections=self.concurrency + len(self.base_urls),
+            )
+            self._client = httpx.AsyncClient(timeout=self._timeout, limits=limits)
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        return self._client, self._semaphore
+
+    def _pick(self) -> str:
+        """The server with the fewest requests in flight (ties: round robin)."""
+        least = min(self.in_flight.values())
+        n = len(self.base_urls)
+        for i in range(n):
+            url = self.base_urls[(self._turn + i) % n]
+            if self.in_flight[url] == least:
+                self._turn = (self._turn + i + 1) % n
+                return url
+        return self.base_urls[0]  # pragma: no cover
+
+    def payload(self, request: Request) -> dict[str, Any]:
+        """The JSON body for one request."""
+        s = request.sampling
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "max_tokens": s.max_tokens,
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+        }
+        if s.seed is not None:
+            body["seed"] = s.seed
+        if s.stop:
+            body["stop"] = list(s.stop)
+        if request.tools:
+            body["tools"] = list(request.tools)
+        body.update(self.extra_body)
+        return body
+
+    # -- calls ------------------------------------------------------------------------
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return list(await asyncio.gather(*(self.complete(r) for r in requests)))
+
+    async def complete(self, request: Request) -> Response:
+        """One call with retries; never raises (except cancellation)."""
+        client, semaphore = self._ensure_client()
+        body = self.payload(request)
+        headers = {"Authorization": f"Bearer {key}"} if (key := self._key()) else {}
+        started = time.perf_counter()
+        last = "no attempt"
+        async with semaphore:
+            for attempt in range(self.max_retries + 1):
+                url = self._pick()
+                self.in_flight[url] += 1
+                self.sent[url] += 1
+                try:
+                    reply = await client.post(f"{url}/chat/completions", json=body, headers=headers)
+                    return self._parse(reply, started)
+                except _Retryable as exc:
+                    last, wait = str(exc), exc.retry_after
+                except RETRY_ERRORS as exc:
+                    last, wait = f"{type(exc).__name__}: {exc}", None
+                except Exception as exc:  # not retryable (4xx, bad JSON): unavailable now
+                    return self._unavailable(f"{type(exc).__name__}: {exc}", started)
+                finally:
+                    self.in_flight[url] -= 1
+                if attempt == self.max_retries:
+                    break
+                await asyncio.sleep(self._delay(attempt, wait))
+        return self._unavailable(f"retries exhausted ({self.max_retries}): {last}", started)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Full jitter: uniform(0, min(cap, base * 2**attempt)); at least Retry-After."""
+        jitter = self._jitter.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))
+        if retry_after is not None:
+            return max(min(retry_after, self.retry_after_max), jitter)
+        return jitter
+
+    def _unavailable(self, error: str, started: float) -> Response:
+        return Response(None, latency=time.perf_counter() - started, error=self._scrub(error))
+
+    def _parse(self, reply: httpx.Response, started: float) -> Response:
+        status = reply.status_code
+        if status in RETRY_STATUS:
+            after = parse_retry_after(reply.headers.get("retry-after"))
+            raise _Retryable(f"HTTP {status}: {reply.text[:200]}", after)
+        if status >= 400:
+            raise ValueError(f"HTTP {status}: {reply.text[:200]}")
+        data = reply.json()
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        usage = data.get("usage") or {}
+        return Response(
+            text=message.get("content") or "",
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+            latency=time.perf_counter() - started,
+            tool_calls=list(message.get("tool_calls") or []),
+        )
+
+    # -- tokens -----------------------------------------------------------------------
+    def count_tokens(self, text: str) -> int:
+        """Tokens under ``tokenizer`` (a ``treeagent.tokens`` name or folder), else under
+        the model's own files when ``model`` is a local spec; else ~4 bytes per token."""
+        if self._tokenizer is None:
+            self._tokenizer = self._load_tokenizer()
+        if self._tokenizer is False:
+            return (len(text.encode()) + 3) // 4
+        return self._tokenizer.count(text)
+
+    def _load_tokenizer(self) -> Any:
+        from treeagent import tokens
+        from treeagent.llm.models import ModelError, tokenizer_dir
+
+        if self._tokenizer_name:
+            return tokens.load(self._tokenizer_name)
+        try:
+            return tokens.load(str(tokenizer_dir(self.model)))
+        except (ModelError, tokens.TokenizerError, OSError):
+            log.warning("no tokenizer for %s: estimating 4 bytes per token", self.model)
+            return False
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._loop is asyncio.get_running_loop():
+            await client.aclose()  # a client of an earlier (closed) loop is just dropped
