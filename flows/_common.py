@@ -1,0 +1,56 @@
+"""Shared start-up of the pipeline flows: environment defaults, hash seed, parameters.
+
+Import this module before Prefect: it turns Prefect's and DVC's analytics off and gives
+the temporary Prefect server time to start on a busy machine. Set ``PREFECT_API_URL`` (a
+running ``prefect server start``, or what ``flows/benchmark.py`` exports to the DVC
+stages it runs) so that stage processes share one server instead of starting one each.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ENV_DEFAULTS = {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "DVC_NO_ANALYTICS": "1",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300",
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HUB_OFFLINE": "1",
+}
+for _key, _value in ENV_DEFAULTS.items():
+    os.environ.setdefault(_key, _value)
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "src") not in sys.path and (ROOT / "src" / "treeagent").is_dir():
+    sys.path.insert(0, str(ROOT / "src"))  # a checkout without `pip install -e .`
+
+from treeagent import config  # noqa: E402
+
+PARAMS = os.environ.get("TREEAGENT_PARAMS", "params.yaml")
+
+
+def ensure_hashseed(seed: int) -> None:
+    """Re-run this process with ``PYTHONHASHSEED=seed`` unless it already has it (C.3:
+    deterministic preprocessing fixes the Python hash seed)."""
+    if os.environ.get("PYTHONHASHSEED") != str(seed):
+        os.environ["PYTHONHASHSEED"] = str(seed)
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
+def load_params(path: str | os.PathLike[str] = PARAMS) -> config.Params:
+    """Validated parameters; on error print the problems and exit 2 (a DVC stage fails)."""
+    try:
+        return config.load(path)
+    except config.ParamsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def start(params_path: str | os.PathLike[str] = PARAMS) -> config.Params:
+    """Load the parameters and fix the hash seed (re-executing once if needed)."""
+    params = load_params(params_path)
+    ensure_hashseed(params["pythonhashseed"])
+    return params

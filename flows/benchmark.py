@@ -1,0 +1,149 @@
+"""Prefect flow ``benchmark``: the whole DAG (acquire -> validate_raw -> build ->
+validate_examples -> evaluate x (agent, method) -> score -> report).
+
+By default it runs ``dvc repro`` as one task: DVC decides which stages are stale (a new
+model revision reruns only that agent's evaluate/score stages and the report) and each
+stage runs its own Prefect flow. This process exports its Prefect API URL (its temporary
+server, or ``PREFECT_API_URL``) to the stages, so they all report to one server and no
+stage pays for starting its own. ``--no-dvc`` runs the same flows in this process as
+subflows instead (no staleness check: everything runs).
+
+    python flows/benchmark.py [--project .] [--force] [--pull] [--push] [--no-dvc] [STAGE ...]
+"""
+
+from __future__ import annotations  # noqa: I001 (_common precedes prefect)
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import _common  # first: sets Prefect's environment before Prefect is imported
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+
+def _api_url() -> str | None:
+    """The API this process talks to (starting its temporary server if none is set)."""
+    from prefect.client.orchestration import get_client
+
+    return str(get_client(sync_client=True).api_url)
+
+
+def _stage_env(api_url: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if api_url:
+        env["PREFECT_API_URL"] = api_url
+    bindir = str(Path(sys.executable).parent)  # the stages' `python` is this interpreter
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    return env
+
+
+@task(name="dvc", cache_policy=NO_CACHE, task_run_name="dvc-{args[0]}")
+def dvc(args: list[str], project: str, api_url: str | None) -> list[str]:
+    """Run one ``dvc`` command in ``project``, streaming its output; the stages it runs
+    report to ``api_url``. Raises with the last lines on failure."""
+    log = get_run_logger()
+    cmd = [str(Path(sys.executable).parent / "dvc"), *args]
+    if not Path(cmd[0]).exists():
+        cmd[0] = "dvc"
+    log.info("$ %s (in %s)", " ".join(["dvc", *args]), project)
+    proc = subprocess.Popen(cmd, cwd=project, env=_stage_env(api_url), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        lines.append(line.rstrip("\n"))
+        if line.startswith(("Running stage", "Stage '", "ERROR", "error:")):
+            log.info(line.rstrip())
+    rc = proc.wait()
+    if rc:
+        tail = "\n".join(lines[-25:])
+        raise RuntimeError(f"dvc {' '.join(args)} failed (exit {rc}):\n{tail}")
+    return lines
+
+
+@task(name="metrics", cache_policy=NO_CACHE)
+def read_metrics(project: str) -> dict[str, Any]:
+    """``reports/metrics.json`` of the finished run."""
+    path = Path(project) / "reports" / "metrics.json"
+    metrics = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    get_run_logger().info("agent mean (%%): %s", metrics.get("agent_mean"))
+    return metrics
+
+
+def _in_process(params: str) -> None:
+    """The DAG as subflows of this flow run, in stage order (``--no-dvc``)."""
+    from acquire import acquire_flow
+    from build import build_flow
+    from evaluate import evaluate_flow
+    from report import report_flow
+    from score import score_flow
+    from validate import validate_flow
+
+    p = _common.load_params(params)
+    acquire_flow(params)
+    validate_flow("raw", params)
+    build_flow(params)
+    validate_flow("examples", params)
+    for agent in p.agents:
+        for method in p.methods:
+            evaluate_flow(agent, method, params)
+            score_flow(agent, method)
+    report_flow(params)
+
+
+@flow(name="benchmark", log_prints=True)
+def benchmark_flow(project: str = ".", stages: list[str] | None = None, force: bool = False,
+                   pull: bool = False, push: bool = False, use_dvc: bool = True,
+                   reason: str = "") -> dict[str, Any]:
+    """Bring ``project``'s pipeline up to date and return ``reports/metrics.json``.
+
+    ``reason`` is recorded in the logs (the schedule passes the triggering event)."""
+    log = get_run_logger()
+    project = str(Path(project).resolve())
+    if reason:
+        log.info("triggered by: %s", reason)
+    if not use_dvc:
+        cwd = os.getcwd()
+        os.chdir(project)
+        try:
+            _in_process(_common.PARAMS)
+        finally:
+            os.chdir(cwd)
+        return read_metrics(project)
+    api_url = _api_url()
+    if pull:
+        dvc(["pull", "--allow-missing"], project, api_url)
+    dvc(["repro", *(["--force"] if force else []), *(stages or [])], project, api_url)
+    if push:
+        dvc(["push"], project, api_url)
+    return read_metrics(project)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("stages", nargs="*", help="DVC stages/targets (default: the whole DAG)")
+    ap.add_argument("--project", default=".")
+    ap.add_argument("--force", action="store_true", help="rerun every stage")
+    ap.add_argument("--pull", action="store_true", help="dvc pull before (a DVC remote)")
+    ap.add_argument("--push", action="store_true", help="dvc push after")
+    ap.add_argument("--no-dvc", dest="use_dvc", action="store_false",
+                    help="run the flows in this process instead of through dvc repro")
+    args = ap.parse_args(argv)
+    try:
+        benchmark_flow(args.project, args.stages or None, args.force, args.pull, args.push,
+                       args.use_dvc)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""Prefect flow ``report`` (DVC stage ``report``): the scores gate, then ``reports/``.
+
+First the Great Expectations ``scores`` gate (every example x agent x method scored
+exactly once, scores in [0, 1]; results in ``reports/validation/scores.json``), then
+:func:`treeagent.report.render.build_report` (Tables 1/3/4, Figures 2/3,
+``metrics.json``) and the DuckDB views file ``reports/treeagent.duckdb``.
+
+    python flows/report.py [--params params.yaml] [--out reports]
+"""
+
+from __future__ import annotations  # noqa: I001 (_common precedes prefect)
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import _common  # first: sets Prefect's environment before Prefect is imported
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from treeagent import gates
+
+
+def score_files(agents: list[str], methods: list[str], runs_dir: str = "runs") -> list[str]:
+    """The scored Parquet files of the grid, agents x methods (no stale runs)."""
+    return [str(Path(runs_dir) / a / m / "scores.parquet") for a in agents for m in methods]
+
+
+@task(name="gate-scores", cache_policy=NO_CACHE)
+def scores_gate(files: list[str], formats: list[str], agents: list[str], methods: list[str],
+                validated_dir: str, out_dir: str) -> dict[str, Any]:
+    """Completeness and range of the scores (GX); raises GateError on failure."""
+    import pyarrow.parquet as pq
+
+    ids: list[str] = []
+    for fmt in formats:
+        ids += pq.read_table(Path(validated_dir) / "examples" / f"{fmt}.parquet",
+                             columns=["id"]).column("id").to_pylist()
+    doc = gates.check("scores", gates.scores_suites(files, ids, agents, methods), out_dir)
+    get_run_logger().info("gate scores passed: %d examples x %d agents x %d methods",
+                          len(ids), len(agents), len(methods))
+    return doc
+
+
+@task(name="render-report", cache_policy=NO_CACHE)
+def render(files: list[str], out: str, dataset: str) -> dict[str, Any]:
+    """Tables, figures, metrics.json and the DuckDB views file."""
+    from treeagent.report import db
+    from treeagent.report.render import build_report
+
+    metrics = build_report(db.load_scores(files), out, dataset=dataset)
+    views = db.discover(".")
+    views["scores"] = files
+    db.write_database(Path(out) / "treeagent.duckdb", views)
+    get_run_logger().info("wrote %s/report.md, index.html, figures/, metrics.json "
+                          "(agent mean: %s)", out, metrics.get("agent_mean"))
+    return metrics
+
+
+@flow(name="report", log_prints=True)
+def report_flow(params: str = _common.PARAMS, out: str = "reports", runs_dir: str = "runs",
+                validated_dir: str = "validated") -> dict[str, Any]:
+    """Gate the scores of the grid, then write the report."""
+    p = _common.load_params(params)
+    files = score_files(p.agents, p.methods, runs_dir)
+    scores_gate(files, p["build.formats"], p.agents, p.methods, validated_dir,
+                str(Path(out) / "validation"))
+    return render(files, out, p["report.dataset"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--params", default=_common.PARAMS)
+    ap.add_argument("--out", default="reports")
+    args = ap.parse_args(argv)
+    _common.start(args.params)
+    try:
+        report_flow(args.params, args.out)
+    except gates.GateError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""Scheduled and event-driven reruns of the pipeline (a served Prefect deployment).
+
+``serve`` registers the ``benchmark`` flow as the deployment ``benchmark/treeagent`` with
+a cron schedule and an event trigger on ``model.updated``, then executes its runs in this
+process until stopped. ``bump`` pins a new model revision for one agent in params.yaml
+(comments kept) and emits ``model.updated``; the trigger starts a run, whose ``dvc
+repro`` reruns exactly that agent's evaluate/score stages and the report.
+
+    prefect server start --host 127.0.0.1 --port 4200            # terminal 1
+    export PREFECT_API_URL=http://127.0.0.1:4200/api
+    python flows/schedule.py serve --cron "0 3 * * *"             # terminal 2
+    python flows/schedule.py bump memagent 3f2c9e1                # terminal 3
+    python flows/schedule.py emit memagent                        # event only
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import _common
+
+DEPLOYMENT = "treeagent"
+EVENT = "model.updated"
+
+
+def resource(agent: str) -> dict[str, str]:
+    """The event resource naming an agent's model."""
+    return {"prefect.resource.id": f"treeagent.model.{agent}", "treeagent.agent": agent}
+
+
+def trigger(project: str) -> Any:
+    """The deployment trigger: any ``model.updated`` event starts a benchmark run."""
+    from prefect.events import DeploymentEventTrigger
+
+    return DeploymentEventTrigger(
+        name="rerun on model.updated",
+        expect={EVENT},
+        match={"prefect.resource.id": "treeagent.model.*"},
+        parameters={"project": project,
+                    "reason": "{{ event.event }} {{ event.resource.id }} "
+                              "revision {{ event.payload.revision }}"},
+    )
+
+
+def serve(project: str, cron: str | None, limit: int | None = None) -> None:
+    """Serve the ``benchmark`` flow as a deployment with ``cron`` and the event trigger."""
+    from benchmark import benchmark_flow
+
+    project = str(Path(project).resolve())
+    benchmark_flow.serve(name=DEPLOYMENT, cron=cron, triggers=[trigger(project)],
+                         parameters={"project": project}, limit=limit,
+                         print_starting_message=True)
+
+
+def emit(agent: str, payload: dict[str, Any]) -> str | None:
+    """Emit ``model.updated`` for ``agent``; returns the event id (None if not sent)."""
+    from prefect.events import emit_event
+    from prefect.events.worker import EventsWorker
+
+    event = emit_event(EVENT, resource=resource(agent), payload=payload)
+    EventsWorker.drain_all()
+    return str(event.id) if event else None
+
+
+def bump(agent: str, revision: str, params: str, model: str | None = None,
+         send: bool = True) -> dict[str, Any]:
+    """Set ``agents.<agent>.revision`` (and ``.model``) in ``params``, then emit the event."""
+    from treeagent import config
+
+    before = config.load(params)["agents"][agent]
+    changes: dict[str, Any] = {f"agents.{agent}.revision": revision}
+    if model:
+        changes[f"agents.{agent}.model"] = model
+    after = config.set_values(params, changes)["agents"][agent]
+    payload = {"agent": agent, "model": after["model"], "revision": str(after["revision"]),
+               "previous_model": before["model"], "previous_revision": str(before["revision"])}
+    if send:
+        if not os.environ.get("PREFECT_API_URL"):
+            print("warning: PREFECT_API_URL is not set: no server to send model.updated to",
+                  file=sys.stderr)
+        else:
+            payload["event_id"] = emit(agent, payload)
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("serve", help="serve the deployment (cron + model.updated trigger)")
+    p.add_argument("--project", default=".")
+    p.add_argument("--cron", default="0 3 * * *", help="cron schedule ('' for none)")
+    p.add_argument("--limit", type=int, default=1, help="concurrent runs (default 1)")
+    p = sub.add_parser("bump", help="pin a new model revision and emit model.updated")
+    p.add_argument("agent")
+    p.add_argument("revision")
+    p.add_argument("--model", help="also change the model")
+    p.add_argument("--params", default=_common.PARAMS)
+    p.add_argument("--no-event", dest="send", action="store_false")
+    p = sub.add_parser("emit", help="emit model.updated for an agent (no params change)")
+    p.add_argument("agent")
+    p.add_argument("--params", default=_common.PARAMS)
+    args = ap.parse_args(argv)
+    from treeagent import config
+
+    try:
+        if args.cmd == "serve":
+            serve(args.project, args.cron or None, args.limit)
+        elif args.cmd == "bump":
+            print(bump(args.agent, args.revision, args.params, args.model, args.send))
+        else:
+            spec = config.load(args.params)["agents"][args.agent]
+            print(emit(args.agent, {"agent": args.agent, "model": spec["model"],
+                                    "revision": str(spec["revision"])}))
+    except (config.ParamsError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

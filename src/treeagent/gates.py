@@ -1,0 +1,346 @@
+"""Great Expectations gates between pipeline stages (DESIGN "The pipeline").
+
+Three gates, each a set of GX expectation suites run over pandas DataFrames in an
+ephemeral GX context:
+
+* ``raw`` (after acquire): the manifest lists every payload once with its checksum, no
+  payload is empty, every quarantined payload is listed with a reason, every file under
+  ``raw/`` is listed, and the parser units are sound (ids unique, text non-empty, record
+  ids unique, descriptions present).
+* ``examples`` (after build): issue 4's examples suite (answer uniqueness, spec executed
+  over the visible context, ...) plus ids unique, lengths within the bucket under every
+  construction tokenizer, and the grid's formats/tasks/lengths only.
+* ``scores`` (before the report): complete (every example x agent x method has exactly
+  one scored row, nothing extra) and every score in [0, 1].
+
+:func:`check` writes the gate's results to ``reports/validation/<gate>.json`` (pass or
+fail; run-dependent ids and times removed so reruns write identical bytes) and raises
+:class:`GateError` naming each failed expectation. Great Expectations is imported
+lazily (2-4 s).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FunctionType
+from typing import Any
+
+VALIDATION_DIR = Path("reports") / "validation"
+GATES = ("raw", "examples", "scores")
+
+
+class GateError(RuntimeError):
+    """A gate failed. ``failures`` holds one line per failed expectation."""
+
+    def __init__(self, gate: str, failures: list[str], path: Path) -> None:
+        self.gate, self.failures, self.path = gate, failures, path
+        lines = "\n  ".join(failures)
+        super().__init__(f"gate {gate!r} failed ({len(failures)} expectation(s)); results in "
+                         f"{path}:\n  {lines}")
+
+
+@dataclass
+class Suite:
+    """One GX suite over one DataFrame: ``expectations`` are GX expectation objects, or
+    functions ``gx.expectations -> expectation | list`` called once a GX context exists
+    (so the caller need not import GX)."""
+
+    name: str
+    frame: Any  # pandas.DataFrame
+    expectations: list[Any] = field(default_factory=list)
+    labels: str | None = None  # column whose values name unexpected rows in messages
+
+
+# --------------------------------------------------------------------------- running
+
+def _context() -> Any:
+    import great_expectations as gx
+
+    ctx = gx.get_context(mode="ephemeral")
+    try:
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
+    except Exception:  # noqa: BLE001 - cosmetic only
+        pass
+    return ctx
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: NaN -> None, run ids/times dropped, tuples -> lists."""
+    volatile = {"run_id", "validation_time", "run_time", "batch_id", "active_batch_definition",
+                "checkpoint_id", "validation_id", "id", "batch_spec", "batch_markers"}
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if k not in volatile}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, str | bytes):  # numpy scalars
+        try:
+            return _clean(value.item())
+        except (TypeError, ValueError):
+            return str(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _short(values: Any, limit: int = 5) -> Any:
+    values = list(values)
+    return values if len(values) <= limit else f"<{len(values)} values>"
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    doc = _clean(result.to_json_dict())
+    kwargs = doc.get("expectation_config", {}).get("kwargs", {})
+    if "value_set" in kwargs:
+        kwargs["value_set"] = _short(kwargs["value_set"], 20)
+    return doc
+
+
+def _describe(suite: Suite, result: Any) -> str:
+    cfg = result.expectation_config
+    kwargs = {k: v for k, v in cfg.kwargs.items() if k not in ("batch_id", "value_set")}
+    if "value_set" in cfg.kwargs:
+        kwargs["value_set"] = _short(cfg.kwargs["value_set"])
+    args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    res = result.result or {}
+    detail = ""
+    if res.get("unexpected_count") is not None:
+        sample = res.get("partial_unexpected_list") or []
+        index = res.get("partial_unexpected_index_list") or []
+        if suite.labels and index and suite.labels in suite.frame.columns:
+            sample = [suite.frame[suite.labels].iloc[i] for i in index if i < len(suite.frame)]
+        sample = [_clean(v) for v in sample[:5]]
+        detail = f": {res['unexpected_count']} unexpected, e.g. {sample}"
+    elif "observed_value" in res:
+        detail = f": observed {_clean(res['observed_value'])}"
+    exc = (result.exception_info or {}).get("exception_message")
+    if exc:
+        detail += f" (error: {exc})"
+    return f"{suite.name}: {cfg.type}({args}){detail}"
+
+
+def check(gate: str, suites: Sequence[Suite], out_dir: str | os.PathLike[str] = VALIDATION_DIR
+          ) -> dict[str, Any]:
+    """Run ``suites``, write ``<out_dir>/<gate>.json`` and return its content; raise
+    :class:`GateError` if any expectation failed."""
+    import great_expectations as gx
+
+    ctx = _context()
+    source = ctx.data_sources.add_pandas(f"gate_{gate}")
+    doc: dict[str, Any] = {"gate": gate, "success": True, "suites": []}
+    failures: list[str] = []
+    for suite in suites:
+        batch = (source.add_dataframe_asset(suite.name)
+                 .add_batch_definition_whole_dataframe("all")
+                 .get_batch(batch_parameters={"dataframe": suite.frame}))
+        gx_suite = gx.ExpectationSuite(name=f"{gate}.{suite.name}")
+        for item in suite.expectations:
+            made = item(gx.expectations) if isinstance(item, FunctionType) else item
+            for e in made if isinstance(made, list) else [made]:
+                if getattr(e, "id", None):  # bound to another suite: add a fresh copy
+                    e = e.copy(update={"id": None})
+                gx_suite.add_expectation(e)
+        result = batch.validate(gx_suite, result_format="SUMMARY")
+        failed = [_describe(suite, r) for r in result.results if not r.success]
+        failures += failed
+        doc["suites"].append({
+            "name": gx_suite.name, "rows": int(len(suite.frame)),
+            "success": bool(result.success), "failed": failed,
+            "statistics": _clean(result.statistics),
+            "results": [_result_json(r) for r in result.results],
+        })
+    doc["success"] = not failures
+    doc["failed"] = failures
+    out = Path(out_dir) / f"{gate}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
+    if failures:
+        raise GateError(gate, failures, out)
+    return doc
+
+
+# --------------------------------------------------------------------------- raw
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+
+
+def raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
+               units: Callable[[str, str], Iterable[Any]] | None = None) -> list[Suite]:
+    """Suites of the ``raw`` gate over ``raw_dir``'s manifest, files and parser units."""
+    import pandas as pd
+
+    from treeagent.bench import sources as S
+
+    raw = Path(raw_dir)
+    units = units or (lambda fmt, d: S.units(fmt, raw_dir=d))
+    manifest = S.read_manifest(raw)
+    cols = ["file", "format", "source", "bytes", "sha256", "reason"]
+    kept = pd.DataFrame([{c: e.get(c) for c in cols} for e in manifest.get("files", [])],
+                        columns=cols)
+    held = pd.DataFrame([{c: e.get(c) for c in cols} for e in manifest.get("quarantine", [])],
+                        columns=cols)
+    listed = set(kept["file"]) | set(held["file"])
+    on_disk = sorted(p.relative_to(raw).as_posix() for p in raw.rglob("*")
+                     if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
+    disk = pd.DataFrame({"file": on_disk, "listed": [p in listed for p in on_disk]})
+
+    unit_rows, record_rows = [], []
+    fmts = list(formats)
+    for fmt in fmts:
+        for u in units(fmt, str(raw)):
+            unit_rows.append({"id": u.id, "format": u.format, "source": u.source,
+                              "chars": len(u.text or ""), "records": len(u.records)})
+            record_rows += [{"id": r.id, "unit_id": r.unit_id,
+                             "description": r.description or None} for r in u.records]
+    unit_df = pd.DataFrame(unit_rows, columns=["id", "format", "source", "chars", "records"])
+    record_df = pd.DataFrame(record_rows, columns=["id", "unit_id", "description"])
+    return [
+        Suite("payloads", kept, [
+            lambda e: e.ExpectTableRowCountToBeBetween(min_value=1),
+            lambda e: e.ExpectColumnValuesToBeUnique(column="file"),
+            lambda e: e.ExpectColumnValuesToNotBeNull(column="sha256"),
+            lambda e: e.ExpectColumnValuesToBeBetween(column="bytes", min_value=1),
+            lambda e: e.ExpectColumnValuesToBeInSet(column="format", value_set=fmts),
+        ], labels="file"),
+        Suite("quarantine", held, [
+            lambda e: e.ExpectColumnValuesToNotBeNull(column="reason"),
+            lambda e: e.ExpectColumnValuesToBeUnique(column="file"),
+        ], labels="file"),
+        Suite("files", disk, [
+            lambda e: e.ExpectColumnValuesToBeInSet(column="listed", value_set=[True]),
+        ], labels="file"),
+        Suite("units", unit_df, [
+            lambda e: e.ExpectTableRowCountToBeBetween(min_value=1),
+            lambda e: e.ExpectColumnValuesToBeUnique(column="id"),
+            lambda e: e.ExpectColumnValuesToBeBetween(column="chars", min_value=1),
+            lambda e: e.ExpectColumnDistinctValuesToContainSet(column="format", value_set=fmts),
+        ], labels="id"),
+        Suite("records", record_df, [
+            lambda e: e.ExpectColumnValuesToBeUnique(column="id"),
+            lambda e: e.ExpectColumnValuesToNotBeNull(column="description"),
+        ], labels="id"),
+    ]
+
+
+# --------------------------------------------------------------------------- examples
+
+def examples_frame(validated_dir: str | os.PathLike[str], formats: Iterable[str],
+                   recheck: bool = True, tolerance: float = 0.05) -> Any:
+    """The stored examples of ``formats`` as one DataFrame. With ``recheck`` every row is
+    validated again independently of construction (issue 4's per-row checks: re-parse the
+    materialized context, re-extract records, execute the spec, answer uniqueness, scope,
+    source ids, question contract) into ``check_*`` columns ("" = passed)."""
+    import pandas as pd
+
+    frames = []
+    for fmt in formats:
+        path = Path(validated_dir) / "examples" / f"{fmt}.parquet"
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no examples for format {fmt!r} (run the build)")
+        df = pd.read_parquet(path)
+        if recheck and len(df):
+            df = pd.concat([df, pd.DataFrame(_recheck(path, fmt, df, tolerance))], axis=1)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _recheck(path: Path, fmt: str, df: Any, tolerance: float) -> list[dict[str, str]]:
+    import pyarrow.parquet as pq
+
+    from treeagent.bench import io, validate
+    from treeagent.bench.sources import records_from_text
+
+    table = pq.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text",
+                                                             "sha256"]).to_pydict()
+    texts = dict(zip(table["unit_id"], zip(table["source"], table["text"])))
+    digests = dict(zip(table["unit_id"], zip(table["source"], table["sha256"])))
+    cache: dict[str, Any] = {}
+    out = []
+    for row in df.to_dict("records"):
+        unit_ids = list(row["unit_ids"])
+        missing = [u for u in unit_ids if u not in texts]
+        if missing:
+            out.append({f"check_{c}": "" for c in validate.CHECKS}
+                       | {"check_units": f"unit {missing[0]!r} not in the unit table"})
+            continue
+        text = io.materialize(fmt, unit_ids, texts)
+        ctx = validate.check_context(fmt, text, unit_ids, digests, records_from_text, None,
+                                     cache)
+        row = {**row, "source_ids": list(row["source_ids"])}
+        out.append(validate.check_example(row, ctx, tolerance))
+    return out
+
+
+def examples_suites(validated_dir: str | os.PathLike[str], formats: Sequence[str],
+                    lengths: Sequence[int], tasks: Sequence[str], tokenizers: Sequence[str],
+                    tolerance: float = 0.05, recheck: bool = True) -> list[Suite]:
+    """Suites of the ``examples`` gate: issue 4's examples suite (answer uniqueness, spec
+    re-executed, lengths per bucket and tokenizer within ``[(1 - tolerance) * bucket,
+    bucket]``, ...) over the re-checked rows, plus the grid: only the params' formats,
+    tasks and lengths, a count under every construction tokenizer."""
+    from treeagent.bench import validate
+    from treeagent.bench.io import token_column
+
+    df = examples_frame(validated_dir, formats, recheck, tolerance)
+    grid: list[Any] = [
+        lambda e: e.ExpectTableRowCountToBeBetween(min_value=1),
+        lambda e: e.ExpectColumnValuesToBeInSet(column="format", value_set=list(formats)),
+        lambda e: e.ExpectColumnValuesToBeInSet(column="task", value_set=list(tasks)),
+        lambda e: e.ExpectColumnValuesToBeInSet(column="length", value_set=list(lengths)),
+    ]
+    for col in (token_column(tok) for tok in tokenizers):
+        grid.append(lambda e, c=col: e.ExpectColumnValuesToNotBeNull(column=c))
+        grid.append(lambda e, c=col: e.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A="length", column_B=c, or_equal=True))
+    prepared = validate._prepared(df, tolerance) if len(df) else df
+    return [Suite("grid", df, grid, labels="id"),
+            Suite("examples", prepared,
+                  [lambda e: list(validate.examples_suite().expectations)], labels="id")]
+
+
+# --------------------------------------------------------------------------- scores
+
+def scores_suites(score_files: Sequence[str], example_ids: Sequence[str],
+                  agents: Sequence[str], methods: Sequence[str]) -> list[Suite]:
+    """Suites of the ``scores`` gate: completeness over examples x agents x methods, and
+    scores in [0, 1]."""
+    import pandas as pd
+
+    from treeagent.report import db
+
+    missing_files = [f for f in score_files if not Path(f).exists()]
+    scores = db.load_scores([f for f in score_files if Path(f).exists()])
+    scores = scores.assign(key=scores["agent"] + "/" + scores["method"] + "/"
+                           + scores["example_id"])
+    expected = pd.DataFrame({"key": [f"{a}/{m}/{e}" for a in agents for m in methods
+                                     for e in example_ids]})
+    files = pd.DataFrame({"file": list(score_files),
+                          "exists": [f not in missing_files for f in score_files]})
+    scored = scores["key"].tolist()
+    return [
+        Suite("files", files, [
+            lambda e: e.ExpectColumnValuesToBeInSet(column="exists", value_set=[True]),
+        ], labels="file"),
+        Suite("complete", expected, [
+            lambda e: e.ExpectColumnValuesToBeInSet(column="key", value_set=scored),
+        ]),
+        Suite("scores", scores, [
+            lambda e: e.ExpectColumnValuesToBeInSet(column="key",
+                                                    value_set=expected["key"].tolist()),
+            lambda e: e.ExpectColumnValuesToBeUnique(column="key"),
+            lambda e: e.ExpectColumnValuesToNotBeNull(column="score"),
+            lambda e: e.ExpectColumnValuesToBeBetween(column="score", min_value=0.0,
+                                                      max_value=1.0),
+        ], labels="key"),
+    ]
