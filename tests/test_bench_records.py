@@ -133,8 +133,8 @@ def test_yaml_records_are_paths_operations_parameters_responses():
     assert by["listPets"].fields["method"] == "GET" and by["listPets"].fields["summary"] == "List pets"
     assert "POST /pets" in by  # no operationId: method and path
     # the operation's own parameter overrides the path-level one of the same name
-    assert by["limit (query) of POST /pets"].fields["type"] == "string"
-    assert by["limit (query) of listPets"].fields["type"] == "integer"
+    assert by["limit (query) of POST /pets"].fields["schema type"] == "string"
+    assert by["limit (query) of listPets"].fields["schema type"] == "integer"
     assert by["201 response of POST /pets"].fields == {"status code": 201, "description": "Created"}
     assert not any("default response" in d for d in by)  # $ref responses are not records
     assert by["/pets/{id}"].kind == "API path"

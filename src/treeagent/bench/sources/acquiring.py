@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,7 @@ def _payloads(mode: str, src: Source, mirror_dir: Any, js_repos: Any, limit: int
 
         it = live.payloads(src, client=client, query=(queries or {}).get(src.name),
                            limit=limit, writer=writer)
-    for i, p in enumerate(it):
-        if limit is not None and i >= limit:
-            break
-        yield p
+    yield from (it if limit is None else islice(it, limit))
 
 
 def _folder(root: Path, src: Source, writer: RawWriter, origin: str) -> Iterator[Payload]:

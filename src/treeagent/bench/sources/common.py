@@ -23,6 +23,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEP = re.compile(r"[\s_\-./:]+")
 _URI_KEY = re.compile(r"^https?://\S+/([^/]+)$")
 
+GENERIC_KEYS = frozenset({"name", "id", "value", "type", "code", "text", "label", "uri", "url",
+                          "key", "identifier"})
 ALIASES = {
     "mag": "magnitude", "magType": "magnitude type", "tz": "timezone offset",
     "cdi": "community intensity", "mmi": "instrumental intensity", "sig": "significance",
@@ -98,9 +100,12 @@ def name_fields(found: list[tuple[list[str], Scalar]], max_fields: int = MAX_FIE
     human = [[humanize(k) for k in keys] for keys, _ in found]
     names: list[str | None] = [None] * len(found)
     pending = list(range(len(found)))
+    # a nested generic key ("name", "id") reads with its parent: "buyer name"
+    least = [2 if len(keys) > 1 and keys[-1].lower() in GENERIC_KEYS else 1
+             for keys, _ in found]
     depth = 1
     while pending:
-        cand = {i: " ".join(human[i][-depth:]) for i in pending}
+        cand = {i: " ".join(human[i][-max(depth, least[i]):]) for i in pending}
         counts = Counter(cand.values())
         nxt = []
         for i in pending:

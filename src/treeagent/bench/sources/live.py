@@ -160,10 +160,13 @@ def payloads(src: Source, *, client: httpx.Client | None = None,
     http = Http(client, interval, _headers(src.name))
     q = _merge(DEFAULT_QUERIES.get(src.name, {}), query)
     try:
+        cap = limit if limit is not None else MAX_PAGES
         for i, page in enumerate(pager(http, src, q)):
-            if i >= (limit if limit is not None else MAX_PAGES):
+            if i >= cap:
                 break
             yield page
+            if i + 1 >= cap:  # stop before the pager requests one page too many
+                break
     except LiveError as exc:
         if writer is not None:
             writer.miss(src.format, src.name, f"live acquisition stopped: {exc}")
@@ -218,7 +221,10 @@ def _nih(http: Http, src: Source, q: dict[str, Any]) -> Iterator[Page]:
         body = {**q, "offset": offset, "limit": size}
         r = http.request("POST", url, json=body)
         yield _name(i), r.content, _prov(src, "POST", url, body=body)
-        total = int((r.json().get("meta") or {}).get("total", 0))
+        data = r.json()
+        if not isinstance(data, dict):  # a bare project list: nothing to page
+            return
+        total = int((data.get("meta") or {}).get("total", 0))
         offset += size
         if offset >= total or offset > 14999:
             return
