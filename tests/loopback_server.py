@@ -100,8 +100,8 @@ class LoopbackOpenAI:
             return -1, {}, {}
         if action == "500":
             return 500, {}, {"error": "injected 500"}
-        if action == "400":
-            return 400, {}, {"error": "injected 400"}
+        if action == "400":  # a careless server that echoes the request's credentials
+            return 400, {}, {"error": "bad request", "auth": headers.get("authorization")}
         if action and action.startswith("429"):
             return 429, {"Retry-After": action.partition(":")[2] or "0"}, {"error": "slow down"}
         if self.latency:

@@ -142,15 +142,17 @@ class CallCache:
     def get(self, key: str) -> Response | None:
         return self.get_many([key]).get(key)
 
-    def record(self, entries: Iterable[JournalEntry]) -> None:
-        """Journal every entry and cache the available ones, in one durable transaction."""
+    def record(self, entries: Iterable[JournalEntry], run_id: str | None = None) -> None:
+        """Journal every entry (under ``run_id``, default this cache's) and cache the
+        available ones, in one durable transaction."""
         now = time.time()
+        run = run_id or self.run_id
         journal_rows = []
         answer_rows = []
         for e in entries:
             r, who = e.response, e.identity
             journal_rows.append(
-                (self.run_id, e.program, e.key, e.prompt_hash, e.request.kind, who.engine,
+                (run, e.program, e.key, e.prompt_hash, e.request.kind, who.engine,
                  who.model, who.revision, int(r.available), r.error, r.input_tokens,
                  r.output_tokens, r.latency, now)
             )  # fmt: skip

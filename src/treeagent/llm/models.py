@@ -169,6 +169,14 @@ def tokenizer_dir(spec: str | os.PathLike[str] | None = None) -> Path:
     return _materialize(_derived_dir("tokenizers", source), write)
 
 
+def _saved(kind: str, source: ModelSource) -> Path | None:
+    """A derived folder made earlier for a GGUF model (loads in seconds, not minutes)."""
+    if not source.gguf_file:
+        return None
+    folder = _derived_dir(kind, source)
+    return folder if (folder / ".complete").exists() else None
+
+
 @functools.lru_cache(maxsize=8)
 def load_tokenizer(source: ModelSource):
     """The model's transformers tokenizer (chat template included), once per process."""
@@ -176,24 +184,50 @@ def load_tokenizer(source: ModelSource):
 
     if source.folder is None:
         return AutoTokenizer.from_pretrained(source.spec)
+    saved = _saved("models", source) or _saved("tokenizers", source)
+    if saved is not None:
+        return AutoTokenizer.from_pretrained(str(saved))
     if source.gguf_file:
         return AutoTokenizer.from_pretrained(str(source.folder), gguf_file=source.gguf_file)
     return AutoTokenizer.from_pretrained(str(source.folder))
 
 
 @functools.lru_cache(maxsize=4)
-def load_model(source: ModelSource, dtype: str = "float32"):
-    """(tokenizer, model) loaded once per process (GGUF is dequantized, ENVIRONMENT.md)."""
+def load_model(source: ModelSource, dtype: str = "float32", save: bool = True):
+    """(tokenizer, model) loaded once per process. A GGUF file is dequantized to fp32
+    (ENVIRONMENT.md) and, with ``save``, kept as a Hugging Face folder under
+    ``cache_root()/models`` (the one vLLM serves) so later processes load it directly."""
     import torch
     from transformers import AutoModelForCausalLM
 
     torch_dtype = getattr(torch, dtype)
     tokenizer = load_tokenizer(source)
-    where = str(source.folder) if source.folder is not None else source.spec
-    kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
-    model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype, **kwargs)
+    saved = _saved("models", source)
+    if saved is not None:
+        model = AutoModelForCausalLM.from_pretrained(str(saved), dtype=torch_dtype)
+    elif source.gguf_file:
+        model = AutoModelForCausalLM.from_pretrained(
+            str(source.folder), gguf_file=source.gguf_file, dtype=torch.float32
+        )
+        if save:
+            _save_hf(source, tokenizer, model)
+        model = model.to(torch_dtype)
+    else:
+        where = str(source.folder) if source.folder is not None else source.spec
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype)
     model.eval()
     return tokenizer, model
+
+
+def _save_hf(source: ModelSource, tokenizer, model) -> Path:
+    def write(tmp: Path) -> None:
+        model.hf_quantizer = None  # save_pretrained refuses a GGUF-loaded model otherwise
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+    return _materialize(_derived_dir("models", source), write)
 
 
 def hf_folder(spec: str | os.PathLike[str] | None = None) -> Path:
@@ -204,16 +238,11 @@ def hf_folder(spec: str | os.PathLike[str] | None = None) -> Path:
         raise ModelError(f"{source.spec!r} has no local files")
     if source.gguf_file is None:
         return source.folder
-
-    def write(tmp: Path) -> None:
-        tokenizer, model = load_model(source)
-        model.hf_quantizer = None  # save_pretrained refuses a GGUF-loaded model otherwise
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-
-    return _materialize(_derived_dir("models", source), write)
+    saved = _saved("models", source)
+    if saved is not None:
+        return saved
+    tokenizer, model = load_model(source, "float32", save=False)
+    return _save_hf(source, tokenizer, model)
 
 
 def main(argv: list[str] | None = None) -> int:

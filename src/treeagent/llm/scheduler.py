@@ -177,7 +177,7 @@ class _Run:
         while self.ready:
             batch, self.ready = self.ready, []
             lookup = [p.key for p in batch if p.key not in self.inflight]
-            hits = self.cache.get_many(lookup) if (self.cache and lookup) else {}
+            hits = self.cache.get_many(lookup) if (self.cache is not None and lookup) else {}
             for prog in batch:
                 hit = hits.get(prog.key)
                 if hit is not None:
@@ -245,12 +245,10 @@ async def arun_programs(
     batches on a device wants many; an HTTP engine keeps its own requests in flight).
     """
     own_cache = isinstance(cache, str | Path)
-    store = CallCache(cache, run_id or "") if own_cache else cache  # type: ignore[arg-type]
-    if store is not None and run_id:
-        store.run_id = run_id
+    store = CallCache(cache) if own_cache else cache  # type: ignore[arg-type]
     batch = max_batch or int(getattr(engine, "max_batch", 0) or 64)
     run = _Run(engine, store, max(1, batch))
-    run.outcomes.run_id = store.run_id if store else (run_id or uuid.uuid4().hex)
+    run.outcomes.run_id = run_id = run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     source = _programs(programs)
     total = len(programs) if hasattr(programs, "__len__") else None  # type: ignore[arg-type]
@@ -281,7 +279,8 @@ async def arun_programs(
                 await run.wake.wait()
             done, run.done = run.done, []
             if store is not None:  # durable before any program sees a reply
-                await loop.run_in_executor(writer, store.record, run.journal_entries(done))
+                entries = run.journal_entries(done)
+                await loop.run_in_executor(writer, store.record, entries, run_id)
             run.hand_back(done)
     finally:
         for task in list(run.tasks):

@@ -1,0 +1,91 @@
+"""Call cache keys and the durable journal."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from treeagent.llm import CallCache, Message, Request, Response, Sampling, call_key
+from treeagent.llm.cache import Identity, JournalEntry
+
+WHO = Identity("openai", "m", "rev1")
+texts = st.text(max_size=40)
+requests = st.builds(
+    lambda role, content, max_tokens, temperature, stop, kind: Request(
+        (Message(role, content),), Sampling(max_tokens, temperature, stop=stop), kind=kind
+    ),
+    st.sampled_from(["system", "user"]),
+    texts,
+    st.integers(1, 4096),
+    st.sampled_from([0.0, 0.7]),
+    st.lists(texts, max_size=2).map(tuple),
+    st.sampled_from(["memory", "answer", "controller"]),
+)
+
+
+@given(requests)
+def test_key_is_stable_and_ignores_the_trace_only_kind(req: Request) -> None:
+    again = Request(req.messages, req.sampling, kind="other")
+    assert call_key("e", "m", "r", req) == call_key("e", "m", "r", again)
+
+
+@given(requests, st.sampled_from(["engine", "model", "revision", "prompt", "sampling", "tools"]))
+def test_every_key_part_changes_the_key(req: Request, part: str) -> None:
+    base = call_key("e", "m", "r", req)
+    if part == "engine":
+        other = call_key("e2", "m", "r", req)
+    elif part == "model":
+        other = call_key("e", "m2", "r", req)
+    elif part == "revision":
+        other = call_key("e", "m", "r2", req)
+    elif part == "prompt":
+        msgs = (*req.messages, Message("user", "more"))
+        other = call_key("e", "m", "r", Request(msgs, req.sampling))
+    elif part == "sampling":
+        s = req.sampling
+        other = call_key("e", "m", "r", Request(req.messages, Sampling(s.max_tokens + 1, s.temperature, stop=s.stop)))
+    else:
+        other = call_key("e", "m", "r", Request(req.messages, req.sampling, tools=({"type": "function"},)))
+    assert other != base
+
+
+def entry(prompt: str, response: Response, who: Identity = WHO) -> JournalEntry:
+    req = Request((Message("user", prompt),), Sampling(8))
+    return JournalEntry(call_key(who.engine, who.model, who.revision, req), "p", req, response, who)
+
+
+def test_answers_are_cached_unavailable_ones_only_journaled(tmp_path) -> None:
+    cache = CallCache(tmp_path / "c.sqlite", run_id="run-a")
+    ok, bad = entry("a", Response("A", 3, 1, 0.5)), entry("b", Response(None, error="HTTP 500"))
+    cache.record([ok, bad])
+    assert cache.get(ok.key).text == "A" and cache.get(ok.key).cached
+    assert cache.get(bad.key) is None  # a rerun asks again
+    rows = cache.journal("run-a")
+    assert [(r["key"], r["available"], r["error"]) for r in rows] == [
+        (ok.key, 1, None), (bad.key, 0, "HTTP 500")
+    ]  # fmt: skip
+    assert cache.summary("run-a") == {
+        "calls": 2, "unavailable": 1, "input_tokens": 3, "output_tokens": 1, "latency_seconds": 0.5
+    }  # fmt: skip
+
+
+def test_revision_change_misses_same_revision_hits(tmp_path) -> None:
+    cache = CallCache(tmp_path / "c.sqlite")
+    cache.record([entry("q", Response("old", 1, 1))])
+    same = entry("q", Response("x"))
+    new = entry("q", Response("x"), Identity("openai", "m", "rev2"))
+    assert cache.get(same.key).text == "old"
+    assert cache.get(new.key) is None
+
+
+def test_records_are_durable_and_visible_to_a_new_connection(tmp_path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = CallCache(path)
+    cache.record([entry(str(i), Response(f"r{i}")) for i in range(50)])
+    # no close(): what a kill -9 leaves behind must already be committed
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 50
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert len(CallCache(path)) == 50
