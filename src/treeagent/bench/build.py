@@ -118,38 +118,56 @@ def _dedupe(units: Iterable[Unit], fmt: str, stats: Tally) -> list[Unit]:
     return out
 
 
-def _lookup_ready(records: Sequence[Record]) -> bool:
-    """Anchors must support every lookup task: a record with 4 fields, 4 records sharing
-    a kind and field."""
-    asked = [tasks.lookup_fields(r) for r in records]
-    if not any(len(f) >= 4 for f in asked):
-        return False
-    shared = Tally((r.kind, k) for r, f in zip(records, asked) for k in f)
-    return any(n >= 4 for n in shared.values())
+@dataclass(slots=True)
+class _Support:
+    """Which lookup tasks a set of records supports (incremental, for anchor search)."""
+
+    widest: int = 0  # most askable fields of one record
+    shared: Tally = field(default_factory=Tally)  # (kind, field) -> records
+
+    def add(self, records: Sequence[Record]) -> None:
+        for r in records:
+            asked = tasks.lookup_fields(r)
+            self.widest = max(self.widest, len(asked))
+            self.shared.update((r.kind, k) for k in asked)
+
+    def score(self) -> tuple[int, int, int]:
+        """(lookup tasks supported, records sharing a field, fields of one record)."""
+        most = max(self.shared.values(), default=0)
+        tasks_ = sum(self.widest >= n for n in (1, 2, 4)) + sum(most >= n for n in (2, 4))
+        return tasks_, min(most, 4), min(self.widest, 4)
 
 
 def _anchors(pool: contexts.Pool, units: list[Unit], budget: int, rng: random.Random,
-             used: set[int]) -> list[int]:
+             used: set[int], support: dict[int, _Support], tries: int = 32) -> list[int]:
+    """Small anchor units whose records support as many lookup tasks as possible (all
+    five when the data allow): random first unit, then units added while they fit."""
     size = pool.cost.max(axis=1)
-    cands = [i for i, u in enumerate(units) if u.records and size[i] <= budget]
+    cands = [i for i in support if size[i] <= budget]
     rng.shuffle(cands)
     cands.sort(key=lambda i: i in used)  # prefer units no family has anchored yet
-    for first in cands[:64]:
+    best: tuple[tuple[int, int, int], list[int]] = ((0, 0, 0), [])
+    for first in cands[:tries]:
         chosen, total, keys = [first], int(size[first]), set(pool.keys[first])
-        recs = list(units[first].records)
+        sup = _Support(support[first].widest, Tally(support[first].shared))
         for i in cands:
-            if _lookup_ready(recs):
+            if sup.score()[0] == 5:
                 break
             if i in chosen or total + size[i] > budget or pool.keys[i] & keys:
+                continue
+            gain = _Support(max(sup.widest, support[i].widest), sup.shared + support[i].shared)
+            if gain.score() <= sup.score():
                 continue
             chosen.append(i)
             total += int(size[i])
             keys |= pool.keys[i]
-            recs += units[i].records
-        if _lookup_ready(recs):
-            used.update(chosen)
-            return chosen
-    return []
+            sup = gain
+        if sup.score() > best[0]:
+            best = (sup.score(), chosen)
+        if best[0][0] == 5:
+            break
+    used.update(best[1])
+    return best[1]
 
 
 def _row(fmt: str, q: tasks.Question, length: int, family: int, j: int,
@@ -183,6 +201,12 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
     unit_of_rec = {id(r): u.id for u in units for r in u.records}
     idx = {u.id: i for i, u in enumerate(units)}
     budget = int(params.anchor_fraction * params.lengths[0])
+    size = pool.cost.max(axis=1)
+    support: dict[int, _Support] = {}
+    for i, u in enumerate(units):
+        if u.records and size[i] <= budget:
+            support[i] = _Support()
+            support[i].add(u.records)
     need = {(t, n): params.per_cell for t in params.tasks for n in params.lengths}
     total = sum(need.values())
     rows: list[dict[str, Any]] = []
@@ -196,7 +220,7 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
         if not any(need.values()):
             break
         frng = random.Random(f"{params.seed}|{fmt}|family|{family}")
-        anchors = _anchors(pool, units, budget, frng, used)
+        anchors = _anchors(pool, units, budget, frng, used, support)
         if not anchors:
             stats["no anchor units fit the smallest bucket"] += 1
             break

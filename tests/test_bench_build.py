@@ -1,0 +1,116 @@
+"""Build (4.1, B.1): byte-identical outputs, recipes that materialize, rejections kept
+with their reasons, inventory, and the ``treeagent bench build|show`` CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from test_bench_tasks import extract, make_units
+
+from treeagent.bench import build, cli, io, validate
+from treeagent.cli import main
+
+PARAMS = dict(formats=("json", "javascript"), lengths=(2048,), per_cell=1,
+              questions_per_context=1)
+
+
+def _units():
+    return {f: make_units(f, 40, 9) for f in ("json", "javascript")}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("a")
+    result = build.build(build.BuildParams(**PARAMS), _units(), out, extract=extract)
+    return out, result
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_same_inputs_and_params_give_byte_identical_outputs(built, tmp_path):
+    out, _ = built
+    build.build(build.BuildParams(**PARAMS), _units(), tmp_path, extract=extract)
+    first, second = _files(out), _files(tmp_path)
+    assert set(first) >= {"examples/json.parquet", "units/json.parquet", "rejections.parquet",
+                          "inventory.json", "inventory.md"}
+    assert first == second
+
+
+def test_every_cell_is_filled_and_every_example_reads_back_valid(built):
+    out, result = built
+    inv = json.loads((out / "inventory.json").read_text())
+    assert inv["examples"] == 2 * 8 and inv["rejected"] == 0
+    assert all(n == 1 for f in inv["counts"].values() for t in f.values() for n in t.values())
+    examples = list(io.read_examples(out / "examples" / "json.parquet"))
+    assert len(examples) == 8
+    for ex in examples:
+        assert validate.sha256(ex.context) == io.read_rows(
+            out / "examples" / "json.parquet")[examples.index(ex)]["context_hash"]
+        assert 1946 <= ex.tokens["qwen3"] <= 2048 and set(ex.tokens) == {"qwen3", "qwen2.5"}
+        pieces = validate.unit_pieces("json", ex.context)
+        recs = [r for p in pieces for r in extract("json", "test", p)]
+        got, _ = validate.execute(ex.spec, recs)
+        assert validate.same_answer(ex.task, got, ex.answer)
+    table = pq.read_table(out / "examples" / "json.parquet")
+    assert {"tokens_qwen3", "tokens_qwen2_5", "unit_ids", "content_hash"} <= set(table.column_names)
+    assert "| one_field | 1 |" in (out / "inventory.md").read_text()
+
+
+def test_failures_are_rejected_with_their_reason_never_dropped(tmp_path):
+    def lossy(fmt, source, text):  # the validator's re-extraction disagrees on one unit
+        recs = extract(fmt, source, text)
+        return [r for r in recs if "quake 3-" not in r.description]
+
+    params = build.BuildParams(formats=("json",), lengths=(2048,), per_cell=2,
+                               questions_per_context=2, tasks=("one_field", "conditional_count"))
+    units = {"json": make_units("json", 40, 9)}
+    result = build.build(params, units, tmp_path, extract=lossy)
+    rejected = pq.read_table(tmp_path / "rejections.parquet").to_pylist()
+    inv = json.loads((tmp_path / "inventory.json").read_text())
+    assert inv["rejected"] == len(rejected) == len(result.rejections)
+    kept = {r["id"] for r in result.examples["json"]}
+    assert not kept & {r["id"] for r in rejected}
+    if rejected:  # unit 3 landed in a context: its examples carry a reason
+        assert all(r["reason"] in validate.CHECKS and r["detail"] for r in rejected)
+        assert all(r["expectations"].startswith("expect_") for r in rejected)
+
+
+def test_params_are_checked():
+    with pytest.raises(ValueError, match="unknown format"):
+        build.BuildParams(formats=("xml",))
+    with pytest.raises(ValueError, match="unknown task"):
+        build.BuildParams(tasks=("five_fields",))
+    assert build.BuildParams().families == 40 and build.PRESETS["demo"]["mode"] == "sample"
+
+
+def test_show_prints_question_answer_spec_and_evidence(built, capsys, monkeypatch):
+    out, result = built
+    ex = result.examples["json"][0]
+    monkeypatch.setattr(cli, "_FORMATS", cli._FORMATS)
+    import treeagent.bench.sources as sources
+
+    monkeypatch.setattr(sources, "records_from_text", extract)
+    assert main(["bench", "show", ex["id"], "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert ex["question"] in text and "answer:" in text and '"op"' in text
+    assert "line " in text and "unit " in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "show", "json-one_field-demo-2K-f999-q0"], "no such example"),
+    (["bench", "show", "nonsense"], "not an example id"),
+    (["bench", "build", "--formats", "xml"], "unknown format"),
+    (["bench", "build", "--lengths", "3Q"], "unknown length"),
+    (["bench", "build", "--per-cell", "0"], "must be positive"),
+])
+def test_bad_cli_input_is_one_line_and_exit_2(built, argv, message, capsys):
+    out, _ = built
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and err.startswith("error: ")
