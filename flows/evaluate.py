@@ -50,8 +50,8 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
 @task(name="evaluate", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE,
       task_run_name="evaluate-{agent}-{method}")
 def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
-              engine_options: dict[str, Any], kwargs: dict[str, Any], out_dir: str
-              ) -> dict[str, Any]:
+              engine_options: dict[str, Any], pinned: str, kwargs: dict[str, Any],
+              out_dir: str) -> dict[str, Any]:
     """Evaluate, then write predictions, trace and summary (a retry reuses cached calls)."""
     from treeagent.agents.evaluate import evaluate
     from treeagent.llm import make_engine
@@ -64,6 +64,9 @@ def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
     engine = make_engine(engine_name, **engine_options)
     log.info("%s/%s: %d examples on %s %s (revision %s)", agent, method, len(examples),
              engine_name, engine.model, engine.revision)
+    if pinned not in ("auto", engine.revision):
+        log.warning("params pin revision %s; the engine reports %s (recorded in the rows)",
+                    pinned, engine.revision)
     cache = kwargs.pop("cache", None)
     if cache:
         Path(cache).parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +78,7 @@ def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
     _write_parquet(rows, out / "predictions.parquet")
     summary = {
         "agent": agent, "method": method, "model": engine.model,
-        "model_revision": engine.revision, "examples": len(rows),
+        "model_revision": engine.revision, "pinned_revision": pinned, "examples": len(rows),
         "unavailable": sum(r["prediction"] is None for r in rows),
         "errors": sum(bool(r.get("error")) for r in rows),
         "calls": sum(r["calls"] or 0 for r in rows),
@@ -97,7 +100,8 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
         raise ValueError(f"{agent}/{method} is not in evaluate.agents x evaluate.methods")
     examples = load_examples(p["build.formats"], validated_dir)
     name, options = p.engine_spec(agent)
-    return run_agent(examples, agent, method, name, options, p.evaluate_kwargs(agent),
+    pinned = str(p[f"agents.{agent}.revision"])
+    return run_agent(examples, agent, method, name, options, pinned, p.evaluate_kwargs(agent),
                      str(Path(runs_dir) / agent / method))
 
 

@@ -113,10 +113,14 @@ def test_stage_arguments() -> None:
     kwargs = p.evaluate_kwargs("memagent")
     assert kwargs["base_budget"] == 2000 and kwargs["options"] == {"max_new_tokens": 96}
     assert p.build_kwargs()["seed"] == 42
+    assert config.validate(config.preset("paper")).engine_spec("rememr1")[1][
+        "max_model_len"] == 40960
     data = config.preset("paper")
+    data["engine"] = {"name": "openai", "options": {"concurrency": 128}}
     data["agents"]["infmem"]["engine_options"] = {"base_urls": ["http://10.0.0.2:8000/v1"]}
     name, options = config.validate(data).engine_spec("infmem")
-    assert options["revision"] == "main" and options["base_urls"] == ["http://10.0.0.2:8000/v1"]
+    assert options == {"concurrency": 128, "base_urls": ["http://10.0.0.2:8000/v1"],
+                       "model": "InfMem-4B", "revision": "main"}
 
 
 def test_cli_check_reports_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

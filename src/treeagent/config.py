@@ -42,6 +42,9 @@ SEARCH_RULE = "[C, 2C-1]"
 RETRIEVAL = {"k": 4, "span_tokens": 96}
 """Span retrieval limits of C.2, fixed by the paper (``treeagent.retrieval``)."""
 
+#: Request limits of C.3 (prompt + generation), the context each agent's server needs.
+REQUEST_LIMITS = {"memagent": 32768, "infmem": 32768, "memreread": 40960, "rememr1": 40960}
+
 #: Public checkpoints of the paper (C.1); pin ``revision`` to a commit where you have them.
 PAPER_MODELS = {
     "memagent": "BytedTsinghua-SIA/RL-MemoryAgent-7B",
@@ -125,12 +128,14 @@ def _paper() -> dict[str, Any]:
                   "allow_reuse": False},
         "sectioning": {"base_budget": 5000, "search": SEARCH_RULE},
         "engine": {"name": "vllm",
-                   "options": {"tensor_parallel_size": 1, "gpu_memory_utilization": 0.9,
-                               "max_in_flight": 256}},
+                   "options": {"device": "auto", "concurrency": 256,
+                               "extra_args": ["--tensor-parallel-size", "1",
+                                              "--gpu-memory-utilization", "0.9"]}},
         "evaluate": {"agents": list(AGENTS), "methods": ["flat", "treeagent"],
                      "concurrency": 256, "cache": ".cache/calls.sqlite"},
         "agents": {name: {"model": PAPER_MODELS[name], "revision": "main",
-                          "max_new_tokens": None, "options": {}, "engine_options": {}}
+                          "max_new_tokens": None, "options": {},
+                          "engine_options": {"max_model_len": REQUEST_LIMITS[name]}}
                    for name in AGENTS},
     })
     return p
@@ -182,14 +187,17 @@ class Params:
                 "seed": self.data["seed"], "allow_reuse": b["allow_reuse"]}
 
     def engine_spec(self, agent: str) -> tuple[str, dict[str, Any]]:
-        """(engine name, ``make_engine`` keyword arguments incl. ``model``) for ``agent``;
-        ``revision`` is included unless it is ``auto`` (the engine's own: the content
-        hash of local weights)."""
+        """(engine name, ``make_engine`` keyword arguments incl. ``model``) for ``agent``.
+
+        ``revision`` is the pin DVC tracks. The ``openai`` engine cannot see the served
+        weights, so a pinned revision is passed to it (it enters every cache key); the
+        ``transformers`` and ``vllm`` engines hash the weights they load themselves."""
         a = self.data["agents"][agent]
+        name = self.data["engine"]["name"]
         options = {**self.data["engine"]["options"], **a["engine_options"], "model": a["model"]}
-        if str(a["revision"]) != "auto":
+        if name == "openai" and str(a["revision"]) != "auto":
             options["revision"] = str(a["revision"])
-        return self.data["engine"]["name"], options
+        return name, options
 
     def evaluate_kwargs(self, agent: str) -> dict[str, Any]:
         """Keyword arguments of ``treeagent.agents.evaluate.evaluate`` besides examples,

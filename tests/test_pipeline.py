@@ -1,0 +1,181 @@
+"""The pipeline end to end in a temporary git + DVC repository (real DVC stages, real
+Prefect flows, real GX gates, real SmolLM2 inference on a tiny grid).
+
+One module-scoped project; the tests run in order: the DAG, the no-op rerun, the
+model-revision rerun, a failing gate, ``dvc exp run -S``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from treeagent import config
+
+pytest.importorskip("dvc")
+pytest.importorskip("prefect")
+pytest.importorskip("great_expectations")
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+STAGES_BEFORE_EVALUATE = {"acquire", "validate_raw", "build", "validate_examples"}
+MEMAGENT_STAGES = {"evaluate@memagent-flat", "evaluate@memagent-treeagent",
+                   "score@memagent-flat", "score@memagent-treeagent", "report"}
+TINY = {  # the demo preset, one format, one task, one length: minutes on 2 cores
+    "acquire.formats": ["json", "yaml"], "build.formats": ["json"],
+    "build.tasks": ["one_field"], "build.lengths": [2048], "build.per_cell": 1,
+    "sectioning.base_budget": 512, "agents.memagent.max_new_tokens": 8,
+    "evaluate.concurrency": 4,
+}
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update({"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "DVC_NO_ANALYTICS": "1",
+                "PREFECT_HOME": str(home / ".prefect-home"), "DO_NOT_TRACK": "1",
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONUNBUFFERED": "1",
+                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    return env
+
+
+class Project:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.env = _env(path)
+
+    def run(self, *cmd: str, check: bool = True, timeout: float = 1200
+            ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(cmd, cwd=self.path, env=self.env, text=True, timeout=timeout,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if check and proc.returncode:
+            raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
+                                 f"{proc.stdout[-6000:]}")
+        return proc
+
+    def dvc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run(str(BIN / "dvc"), *args, check=check)
+
+    def benchmark(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run(str(BIN / "python"), "flows/benchmark.py", *args, check=check)
+
+    def json(self, rel: str) -> dict:
+        return json.loads((self.path / rel).read_text())
+
+
+def ran(output: str) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", output))
+
+
+def skipped(output: str) -> set[str]:
+    return set(re.findall(r"Stage '([^']+)' didn't change, skipping", output))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    path = tmp_path_factory.mktemp("pipeline")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("flows", "src/treeagent"):
+        shutil.copytree(ROOT / name, path / name, ignore=ignore)
+    for name in ("dvc.yaml", ".dvcignore"):
+        shutil.copy(ROOT / name, path / name)
+    data = config.preset("demo")
+    for key, value in TINY.items():
+        config.assign(data, key, value)
+    (path / "params.yaml").write_text(config.dump(config.validate(data).data))
+    (path / ".gitignore").write_text("/raw/\n/validated/\n/runs/\n/reports/\n/.cache/\n"
+                                     "/.prefect-home/\n__pycache__/\n")
+    p = Project(path)
+    p.run("git", "init", "-q")
+    p.dvc("init", "-q")
+    p.dvc("config", "core.analytics", "false")
+    p.run("git", "add", "-A")
+    p.run("git", "commit", "-qm", "tiny pipeline")
+    return p
+
+
+def test_dag_end_to_end(project: Project) -> None:
+    out = project.benchmark().stdout
+    assert ran(out) == STAGES_BEFORE_EVALUATE | MEMAGENT_STAGES, out[-3000:]
+    for gate in ("raw", "examples", "scores"):
+        assert project.json(f"reports/validation/{gate}.json")["success"] is True
+    import pyarrow.parquet as pq
+
+    examples = pq.read_table(project.path / "validated/examples/json.parquet")
+    assert examples.num_rows >= 1
+    for method in ("flat", "treeagent"):
+        scores = pq.read_table(project.path / f"runs/memagent/{method}/scores.parquet")
+        assert sorted(scores.column("example_id").to_pylist()) == sorted(
+            examples.column("id").to_pylist())
+        assert all(0.0 <= s <= 1.0 for s in scores.column("score").to_pylist())
+        summary = project.json(f"runs/memagent/{method}/summary.json")
+        assert summary["calls"] >= summary["examples"] >= 1
+    metrics = project.json("reports/metrics.json")
+    assert metrics["rows"] == 2 * examples.num_rows and metrics["missing_cells"] == 0
+    for rel in ("report.md", "index.html", "treeagent.duckdb", "figures/figure2.png"):
+        assert (project.path / "reports" / rel).stat().st_size > 0
+    assert "Data and pipelines are up to date" in project.dvc("status").stdout
+    shown = project.dvc("metrics", "show", "--json").stdout
+    assert "reports/metrics.json" in shown and "summary.json" in shown
+
+
+def test_second_repro_is_a_noop(project: Project) -> None:
+    out = project.dvc("repro").stdout
+    assert ran(out) == set(), out
+    assert STAGES_BEFORE_EVALUATE | MEMAGENT_STAGES <= skipped(out)
+
+
+def test_model_revision_reruns_only_that_agent(project: Project) -> None:
+    # infmem is not evaluated: its revision is read by no stage
+    config.set_values(project.path / "params.yaml", {"agents.infmem.revision": "r9"})
+    assert "Data and pipelines are up to date" in project.dvc("status").stdout
+    bumped = project.run(str(BIN / "python"), "flows/schedule.py", "bump", "memagent", "r2",
+                         "--no-event").stdout
+    assert "'revision': 'r2'" in bumped and "'previous_revision': 'auto'" in bumped
+    status = project.dvc("status").stdout
+    assert set(re.findall(r"^(\S+):$", status, re.M)) == {
+        "evaluate@memagent-flat", "evaluate@memagent-treeagent"}, status
+    assert "modified:           agents.memagent" in status
+    out = project.benchmark().stdout
+    assert ran(out) == MEMAGENT_STAGES, out[-3000:]
+    assert STAGES_BEFORE_EVALUATE <= skipped(out)
+    assert project.json("runs/memagent/flat/summary.json")["pinned_revision"] == "r2"
+    assert "Data and pipelines are up to date" in project.dvc("status").stdout
+
+
+def test_failing_gate_stops_the_pipeline(project: Project) -> None:
+    params = project.path / "params.yaml"
+    before = params.read_text()
+    # only JSON sources exist for `usgs`: the YAML format acquires nothing
+    config.set_values(params, {"acquire.sources": ["usgs"]})
+    try:
+        proc = project.benchmark(check=False)
+        assert proc.returncode == 1, proc.stdout[-3000:]
+        assert ran(proc.stdout) == {"acquire", "validate_raw"}
+        assert ("gate 'raw' failed" in proc.stdout and "units: expect_column_distinct_values_"
+                "to_contain_set(column=format" in proc.stdout), proc.stdout[-3000:]
+        saved = project.json("reports/validation/raw.json")
+        assert saved["success"] is False
+        assert any("expect_column_distinct_values_to_contain_set" in f for f in saved["failed"])
+    finally:
+        params.write_text(before)
+    out = project.dvc("repro").stdout  # the data is back: downstream stages are unchanged
+    assert ran(out) == {"acquire", "validate_raw"}, out[-3000:]
+    assert project.json("reports/validation/raw.json")["success"] is True
+
+
+def test_exp_run_sets_a_param(project: Project) -> None:
+    project.run("git", "add", "-A")
+    project.run("git", "commit", "-qm", "after reruns")
+    out = project.dvc("exp", "run", "-S", "evaluate.concurrency=2").stdout
+    assert "Ran experiment" in out, out
+    assert config.load(project.path / "params.yaml")["evaluate.concurrency"] == 2
+    shown = json.loads(project.dvc("exp", "show", "--json").stdout)
+    assert "evaluate" in json.dumps(shown) and '"concurrency": 2' in json.dumps(shown)

@@ -1,0 +1,126 @@
+"""flows/schedule.py against a local ``prefect server start``: the served deployment has a
+cron schedule and a ``model.updated`` trigger; ``bump`` pins a revision in params.yaml and
+emits the event; the trigger creates a flow run of the deployment with the reason."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from treeagent import config
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("prefect")
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None,
+          log: Path | None = None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(1)
+    detail = log.read_text()[-3000:] if log and log.exists() else ""
+    raise AssertionError(f"timed out waiting for {what}\n{detail}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = _free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update({"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "DO_NOT_TRACK": "1", "PREFECT_UI_ENABLED": "false",
+                "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}"})
+    log = home / "server.log"
+    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+    def healthy() -> bool:
+        try:
+            return httpx.get(f"{api}/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+    try:
+        _wait(healthy, 240, "prefect server start", proc, log)
+        yield api, {**env, "PREFECT_API_URL": api}
+    finally:
+        _stop(proc)
+
+
+def _post(api: str, path: str, body: dict) -> list[dict]:
+    r = httpx.post(f"{api}{path}", json=body, timeout=10)
+    r.raise_for_status()
+    return r.json()
+
+
+def test_model_updated_event_triggers_a_run(server: tuple[str, dict[str, str]],
+                                             tmp_path: Path) -> None:
+    api, env = server
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    log = tmp_path / "serve.log"
+    serve = subprocess.Popen([str(BIN / "python"), str(ROOT / "flows" / "schedule.py"), "serve",
+                              "--project", str(project), "--cron", "0 3 * * *"],
+                             env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                             start_new_session=True)
+    try:
+        deployments = _wait(lambda: _post(api, "/deployments/filter", {}), 180,
+                            "the served deployment", serve, log)
+        (dep,) = deployments
+        assert dep["name"] == "treeagent"
+        assert [s["schedule"]["cron"] for s in dep["schedules"]] == ["0 3 * * *"]
+        automations = _post(api, "/automations/filter", {})
+        assert any("model.updated" in a["trigger"]["expect"] for a in automations)
+
+        bump = subprocess.run([str(BIN / "python"), str(ROOT / "flows" / "schedule.py"),
+                               "bump", "memagent", "rev-2", "--params",
+                               str(project / "params.yaml")],
+                              env=env, text=True, capture_output=True, timeout=120)
+        assert bump.returncode == 0, bump.stderr
+        assert "'event_id': '" in bump.stdout
+        assert config.load(project / "params.yaml")["agents.memagent.revision"] == "rev-2"
+
+        def triggered() -> list[dict]:
+            runs = _post(api, "/flow_runs/filter",
+                         {"deployments": {"id": {"any_": [dep["id"]]}}})
+            return [r for r in runs if "model.updated" in r["parameters"].get("reason", "")]
+        (run,) = _wait(triggered, 120, "a flow run triggered by model.updated", serve, log)
+        assert run["parameters"]["reason"] == (
+            "model.updated treeagent.model.memagent revision rev-2")
+        assert run["parameters"]["project"] == str(project)
+    finally:
+        _stop(serve)
