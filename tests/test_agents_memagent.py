@@ -123,6 +123,8 @@ def test_bad_arguments_raise_at_once():
         program("memgpt", "tree", TINY_JSON, "json", Q, TOK)
     with pytest.raises(ValueError, match="unknown method"):
         program("memagent", "trees", TINY_JSON, "json", Q, TOK)
+    with pytest.raises(ValueError, match="unknown option.*widht"):
+        program("memagent", "tree", TINY_JSON, "json", Q, TOK, options={"widht": 2})
     with pytest.raises(ValueError, match="base budget"):
         program("memagent", "tree", TINY_JSON, "json", Q, TOK, base_budget=0)
 

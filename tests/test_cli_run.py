@@ -66,10 +66,11 @@ def test_prints_the_answer_and_one_cost_line(doc, double, capsys, tmp_path):
 def test_engine_options_and_base_urls(doc, double, capsys):
     status, _, err = _run(capsys, doc, "-q", Q, "--tokenizer", "qwen3", "--engine", "openai",
                           "--model", "served-name", "--base-url", "http://127.0.0.1:1/v1",
-                          "--base-url", "http://127.0.0.1:2/v1")
+                          "http://127.0.0.1:2/v1", "--base-url", "http://127.0.0.1:3/v1")
     assert status == 0, err
     assert double[0].options == {"name": "openai", "model": "served-name",
-                                 "base_urls": ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]}
+                                 "base_urls": ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1",
+                                               "http://127.0.0.1:3/v1"]}
 
 
 def test_user_prompts_and_cache(doc, double, capsys, tmp_path):

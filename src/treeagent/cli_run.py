@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=ENGINES, default="transformers")
     p.add_argument("--model", help="model spec: smollm2 (default), a folder, a .gguf file, "
                    "or a served model name (openai)")
-    p.add_argument("--base-url", action="append", dest="base_urls", metavar="URL",
-                   help="OpenAI-compatible endpoint (repeat to balance over several)")
+    p.add_argument("--base-url", action="extend", nargs="+", dest="base_urls", metavar="URL",
+                   help="OpenAI-compatible endpoint(s); several are load-balanced")
     p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")
     p.add_argument("--format", choices=FORMATS, help="input format (default: detected)")
     p.add_argument("--task", help="benchmark task id, for its answer instruction (C.3)")

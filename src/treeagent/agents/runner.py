@@ -36,6 +36,8 @@ WORKFLOWS: dict[str, ModuleType] = {
     m.NAME: m for m in (memagent, infmem, memreread, rememr1)
 }
 AGENTS = tuple(WORKFLOWS)
+OPTIONS = frozenset({"max_new_tokens", "width", "node_budget"})
+"""Workflow options a program accepts (MemReread: ``width``, ``node_budget``)."""
 
 
 @dataclass
@@ -141,6 +143,10 @@ def program(
     check_method(method)
     if base_budget < 1:
         raise ValueError("the base budget C must be a positive number of tokens")
+    unknown = sorted(set(options or {}) - OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(OPTIONS))})")
     prompts = prompts or Prompts()
     problem = problem_text(question, task, prompts)  # checks the task name now
     return _run(agent, method, document, fmt, question, problem, tokenizer, base_budget,
