@@ -154,3 +154,27 @@ def test_generated_static_initializers_are_accepted_and_json5_agrees(case):
         parse(c.text, "javascript")
         assert value_records(c.name, c.value, c.text, "u") == \
             records_from_text("javascript", "x", c.text, unit_id="u")
+
+
+def test_nested_static_literals_are_units_and_dynamic_parents_are_searched():
+    src = '''const top = [{id: 'aaa'}, {id: 'bbb'}];
+ruleTester.run("no-foo", rule, {
+  valid: [
+    { code: "var a = 1;", options: [{ allow: ["x"] }] },
+    { code: "var b = 2;", options: [] },
+  ],
+  invalid: [
+    { code: "foo()", errors: [{ messageId: "unexpected", line: 1 }] },
+    { code: "bar()", errors: [{ messageId: "unexpected", line: 1 }], output: fix() },
+  ],
+});
+'''
+    rejected: list[tuple[str, int, str]] = []
+    cands = list(file_candidates(src, lambda *a: rejected.append(a), nested=True))
+    assert [(c.name, c.local_id) for c in cands] == [
+        ("top", "top@L1"), ("<literal>", "literal@L3C10"), ("<literal>", "literal@L8C5")]
+    assert cands[1].text.startswith("[\n    { code:") and cands[1].text.endswith("]")
+    assert [r.description for r in records_from_text("javascript", "x", cands[1].text)] == \
+        ["var a = 1;", "var b = 2;"]
+    assert rejected == [("<literal>", 3, "10:78: call expression is not a static value")]
+    assert [c.name for c in file_candidates(src, lambda *a: None)] == ["top"]  # top level only

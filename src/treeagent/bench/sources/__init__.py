@@ -50,15 +50,17 @@ def _entries(fmt: str, raw_dir: str | Path, sources: Iterable[str] | None) -> li
 
 
 def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | None = None,
-          rejections: list[dict[str, Any]] | None = None, dedupe: bool = True
-          ) -> Iterator[Unit]:
+          rejections: list[dict[str, Any]] | None = None, dedupe: bool = True,
+          js_nested: bool = True) -> Iterator[Unit]:
     """Parser units of ``format`` from ``raw/`` (B.1), in manifest file order.
 
     JSON: one response per unit; YAML: one OpenAPI document; HTML: tables, lists and
     repeated DOM blocks cut from each page; JavaScript: one static initializer. Ids:
     ``<format>/<source>/<file>`` (+ ``#<page path>`` for HTML, ``#<name>@L<line>`` for
-    JS). A unit whose text repeats an earlier one is skipped when ``dedupe``; each
-    skipped unit, dropped record and rejected initializer is appended to ``rejections``.
+    a top-level JS binding, ``#literal@L<line>C<col>`` for a nested JS literal, taken
+    unless ``js_nested`` is false). A unit whose text repeats an earlier one is skipped
+    when ``dedupe``; each skipped unit, dropped record and rejected initializer is
+    appended to ``rejections``.
     """
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
@@ -82,7 +84,8 @@ def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | 
         base = {"file": entry["file"], "sha256": entry["sha256"],
                 "license": (spec.license if spec else ""), **entry.get("provenance", {})}
         flags = spec.flags if spec else ()
-        for unit in _file_units(format, source, rel, text, base, flags, entry, note):
+        for unit in _file_units(format, source, rel, text, base, flags, entry, note,
+                                js_nested):
             digest = hashlib.sha256(unit.text.encode("utf-8", "surrogatepass")).hexdigest()
             if dedupe and digest in seen:
                 note(entry, f"duplicate of {seen[digest]}", unit=unit.id)
@@ -93,7 +96,7 @@ def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | 
 
 
 def _file_units(fmt: str, source: str, rel: str, text: str, base: dict, flags: tuple,
-                entry: dict, note: Any) -> Iterator[Unit]:
+                entry: dict, note: Any, js_nested: bool = True) -> Iterator[Unit]:
     uid = f"{fmt}/{source}/{rel}"
 
     def drop_for(unit_id: str):
@@ -126,12 +129,12 @@ def _file_units(fmt: str, source: str, rel: str, text: str, base: dict, flags: t
         def reject(name: str, line: int, reason: str) -> None:
             note(entry, reason, unit=f"{uid}#{name}@L{line}", line=line)
 
-        for cand in js_records.file_candidates(text, reject):
-            u = f"{uid}#{cand.name}@L{cand.line}"
+        for cand in js_records.file_candidates(text, reject, nested=js_nested):
+            u = f"{uid}#{cand.local_id}"
             recs = js_records.value_records(*_js_name(cand), cand.text, u, drop_for(u))
             yield Unit(id=u, format=fmt, source=source, text=cand.text, records=recs,
                        provenance={**base, "path": base.get("path", rel), "line": cand.line,
-                                   "binding": cand.name},
+                                   "binding": cand.name if not cand.col else None},
                        flags=flags)
 
 

@@ -7,9 +7,13 @@ description ("ambiguous records")."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import tree_sitter_javascript
+from tree_sitter import Language, Parser
 
 from treeagent.bench.model import Record
 from treeagent.bench.sources.common import flatten, humanize, key, make_records, sensitive, visible
@@ -19,6 +23,8 @@ from treeagent.tree import ParseError, index_step, key_step
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
               "description")
 MIN_RECORDS = 2
+MIN_NESTED_CHARS = 64  # nested literals shorter than this are too small to be units
+_LANG = Language(tree_sitter_javascript.language())
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +35,11 @@ class Candidate:
     text: str
     line: int
     value: Any
+    col: int = 0  # 1-based column of a nested literal (0: a top-level binding)
+
+    @property
+    def local_id(self) -> str:
+        return f"{self.name}@L{self.line}" if not self.col else f"literal@L{self.line}C{self.col}"
 
 
 def _container(name: str, value: Any) -> tuple[str, str, Any]:
@@ -43,8 +54,10 @@ def _container(name: str, value: Any) -> tuple[str, str, Any]:
 
 
 def _singular(label: str) -> str:
-    if label in ("module.exports", "default", ""):
+    if label in ("module.exports", "default"):
         return "exported"
+    if not label:
+        return ""
     words = humanize(label)
     return words[:-1] if words.endswith("s") and not words.endswith("ss") else words
 
@@ -64,14 +77,15 @@ def value_records(name: str, value: Any, text: str, unit_id: str = "",
         first = objs[0][1]
         cands = [key(k) for k in _NAME_KEYS] + [key(k) for k, x in first.items()
                                                 if not isinstance(x, dict | list)]
-        return make_records(unit_id, f"{_singular(label)} entry", items, text, cands, on_drop)
+        return make_records(unit_id, f"{_singular(label)} entry".strip(), items, text, cands,
+                            on_drop)
     if isinstance(v, dict):
         members = [(path + key_step(str(k)), str(k), x) for k, x in v.items()
                    if isinstance(x, dict)]
         if len(members) >= MIN_RECORDS:
             items = [(p, k, flatten(x)) for p, k, x in members]
             items = [it for it in items if it[2]]
-            return make_records(unit_id, f"{_singular(label)} member", items, text,
+            return make_records(unit_id, f"{_singular(label)} member".strip(), items, text,
                                 [lambda k: k], on_drop)
         fields = flatten(v)
         if len(fields) >= MIN_RECORDS and visible(text, label):
@@ -90,18 +104,85 @@ def _standalone(text: str, init: js.Initializer) -> str:
         return text[init.value_start:init.value_end]
 
 
-def file_candidates(text: str, reject: Callable[[str, int, str], None]) -> Iterator[Candidate]:
+def file_candidates(text: str, reject: Callable[[str, int, str], None], *,
+                    nested: bool = False) -> Iterator[Candidate]:
     """Accepted initializers of one JS file; every rejected one is reported through
-    ``reject(name, line, reason)``."""
+    ``reject(name, line, reason)``.
+
+    Top-level bindings (``const x = {...}``, ``module.exports = [...]``, ...) come first,
+    their unit text the binding statement. With ``nested``, every other maximal static
+    object/array literal of at least ``MIN_NESTED_CHARS`` characters anywhere in the file
+    (an "object initializer" in ECMAScript's sense, e.g. a test-case table passed to a
+    call) is a candidate too, named ``<literal>`` and cut out as a bare literal; a
+    rejected nested literal is searched for static literals inside it.
+    """
     accepted, rejected = js.find_initializers(text)
+    spans: list[tuple[int, int]] = []
     for r in rejected:
         reject(r.name, r.line, f"{r.line}:{r.col}: {r.reason}")
     for init in accepted:
+        spans.append((init.value_start, init.value_end))  # sensitive ones are not rescanned
         why = sensitive(init.value)
         if why:
             reject(init.name, init.line, f"sensitive string at {why}")
             continue
         yield Candidate(init.name, _standalone(text, init), init.line, init.value)
+    if nested:
+        yield from _nested(text, sorted(spans), reject)
+
+
+def _char_offsets(text: str) -> Callable[[int], int]:
+    """Byte offset (UTF-8) -> character offset."""
+    if text.isascii():
+        return lambda b: b
+    ends: list[int] = []
+    extra: list[int] = []
+    total = 0
+    for i, ch in enumerate(text):
+        w = len(ch.encode("utf-8", "surrogatepass"))
+        if w > 1:
+            total += w - 1
+            ends.append(i + total + 1)
+            extra.append(total)
+
+    def char(b: int) -> int:
+        k = bisect.bisect_right(ends, b)
+        return b - extra[k - 1] if k else b
+    return char
+
+
+def _nested(text: str, taken: list[tuple[int, int]],
+            reject: Callable[[str, int, str], None]) -> Iterator[Candidate]:
+    data = text.encode("utf-8", "surrogatepass")
+    char = _char_offsets(text)
+    root = Parser(_LANG).parse(data).root_node
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("object", "array"):
+            start, end = char(node.start_byte), char(node.end_byte)
+            k = bisect.bisect_right(taken, (start, 10**12)) - 1
+            if k >= 0 and taken[k][0] <= start and end <= taken[k][1]:
+                continue  # inside an accepted top-level initializer
+            if end - start < MIN_NESTED_CHARS:
+                continue
+            literal = text[start:end]
+            line = node.start_point[0] + 1
+            try:
+                value = js.static_value(literal)
+            except ParseError as exc:
+                if node.parent is not None and node.parent.type not in ("object", "array",
+                                                                        "pair"):
+                    reject("<literal>", line, f"{line + exc.line - 1}:{exc.col}: {exc.message}")
+                stack.extend(reversed(node.named_children))
+                continue
+            why = sensitive(value)
+            if why:
+                reject("<literal>", line, f"sensitive string at {why}")
+                continue
+            yield Candidate("<literal>", literal, line, value, node.start_point[1] + 1)
+            continue
+        stack.extend(reversed(node.named_children))
 
 
 def unit_value(text: str) -> tuple[str, Any]:
