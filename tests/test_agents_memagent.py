@@ -4,11 +4,22 @@ shared request fitting (Table 2, C.3) and the task instruction."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import CharTokenizer
 from test_agents_double import TINY_JSON, ScriptedEngine
 from treeagent.agents import drive, program
-from treeagent.agents.common import CUT_MARK, NO_MEMORY, instruction_name, strip_think
+from treeagent.agents.common import (
+    CHAT_OVERHEAD,
+    CUT_MARK,
+    MIN_NEW_TOKENS,
+    NO_MEMORY,
+    Calls,
+    instruction_name,
+    strip_think,
+)
+from treeagent.agents.templates import Prompts
 from treeagent.scoring import TASKS
 
 TOK = CharTokenizer()
@@ -132,3 +143,19 @@ def test_bad_arguments_raise_at_once():
 def test_strip_think_keeps_text_after_the_last_close_tag():
     assert strip_think("<think>a</think> b </think> c ") == "c"
     assert strip_think("plain") == "plain"
+
+
+@settings(max_examples=60, deadline=None)
+@given(section=st.integers(0, 3000), memory=st.integers(0, 3000), limit=st.integers(1200, 9000),
+       max_tokens=st.sampled_from([8, 1024, 8192]))
+def test_fitted_requests_never_exceed_the_limit(section, memory, limit, max_tokens):
+    calls = Calls(Prompts(), TOK, limit)
+    request = calls.request("memagent_memory", "memory", max_tokens, question=Q,
+                            memory="m" * memory, section="s" * section)
+    prompt = request.messages[0].content
+    used = len(prompt) + CHAT_OVERHEAD
+    assert used + request.sampling.max_tokens <= limit
+    assert request.sampling.max_tokens >= min(max_tokens, MIN_NEW_TOKENS)
+    assert (CUT_MARK in prompt) == (calls.clipped > 0)
+    if calls.clipped == 0:  # nothing cut: the fields are whole
+        assert "s" * section in prompt and "m" * memory in prompt
