@@ -176,5 +176,5 @@ ruleTester.run("no-foo", rule, {
     assert cands[1].text.startswith("[\n    { code:") and cands[1].text.endswith("]")
     assert [r.description for r in records_from_text("javascript", "x", cands[1].text)] == \
         ["var a = 1;", "var b = 2;"]
-    assert rejected == [("<literal>", 3, "10:78: call expression is not a static value")]
+    assert rejected == [("<literal>", 2, "9:78: call expression is not a static value")]
     assert [c.name for c in file_candidates(src, lambda *a: None)] == ["top"]  # top level only
