@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -125,14 +126,15 @@ def program(
     *,
     base_budget: int = 5000,
     task: str | None = None,
-    prompts: Prompts | None = None,
+    prompts: Prompts | str | Path | None = None,
     context_window: int | None = None,
     options: dict[str, Any] | None = None,
     trace: bool = True,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Generator[Request, Response, Result]:
     """A generator program answering ``question`` about ``document`` with ``agent`` in
-    ``method`` mode. ``tokenizer`` is the evaluated model's (sections are counted with
+    ``method`` mode (``prompts``: a template set or a folder overriding the packaged
+    templates). ``tokenizer`` is the evaluated model's (sections are counted with
     it, C.1); ``task`` selects the task instruction (C.3; None: the open instruction);
     ``context_window`` clamps the request limit; ``options`` holds workflow settings
     (MemReread ``width``/``node_budget``; ``max_new_tokens`` caps every call, see
@@ -147,7 +149,7 @@ def program(
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(unknown)} "
                          f"(known: {', '.join(sorted(OPTIONS))})")
-    prompts = prompts or Prompts()
+    prompts = prompts if isinstance(prompts, Prompts) else Prompts(prompts)
     problem = problem_text(question, task, prompts)  # checks the task name now
     return _run(agent, method, document, fmt, question, problem, tokenizer, base_budget,
                 prompts, context_window, dict(options or {}), Meter(trace), clock)
