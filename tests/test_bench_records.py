@@ -193,3 +193,37 @@ def test_js_records_arrays_members_settings():
     assert [r.description for r in recs] == ["browser", "node"]  # descends one-member wrappers
     recs = records_from_text("javascript", "eslint", "export const cfg = {tabWidth: 2, semi: true};")
     assert [(r.kind, r.description) for r in recs] == [("settings object", "cfg")]
+
+
+_SPECS = """<html><body><div id="film"><h1><span>Die Another Day</span> (2002)</h1>
+<p class="info"><b>Genres:</b> <a>Action</a>, <a>Adventure</a></p>
+<p class="info"><b>Country:</b> <a>UK</a></p>
+<div class="spec"><div class="spec-title"><strong>Runtime</strong></div><div>133</div></div>
+<p class="info"><b>Directed By:</b> <span>Lee Tamahori</span></p>
+</div></body></html>"""
+
+
+def test_html_label_value_dom_subtree_is_one_record():
+    ((text, path, _, _),) = list(page_units(_SPECS))
+    (rec,) = records_from_text("html", "websrc", text, unit_id="u")
+    assert path == "/html/body/div" and rec.kind == "specification block"
+    assert rec.description == "Die Another Day"
+    assert rec.fields == {"genres": "Action, Adventure", "country": "UK", "runtime": 133,
+                          "directed by": "Lee Tamahori"}
+
+
+def test_html_units_repeating_a_layout_are_skipped(tmp_path):
+    from treeagent.bench import sources as S
+
+    block = ("<div class='d{0}'><p><b>Size:</b> 4 in</p><p><b>Weight:</b> 2 oz</p>"
+             "<p><b>Colour:</b> Red</p></div>")
+    page = f"<html><body>{block.format(1)}{block.format(2)}</body></html>"
+    mirror = tmp_path / "m" / "html" / "websrc-v1.0-sample"
+    mirror.mkdir(parents=True)
+    (mirror / "p.html").write_text(page)
+    S.acquire("mirror", formats=["html"], sources=["websrc"], raw_dir=tmp_path / "raw",
+              mirror_dir=tmp_path / "m", progress=False)
+    rejections: list[dict] = []
+    units = list(S.units("html", raw_dir=tmp_path / "raw", rejections=rejections))
+    assert [u.id for u in units] == ["html/websrc/p.html#/html/body/div[1]"]
+    assert rejections[0]["reason"] == "repeats the records of an earlier unit of the page"

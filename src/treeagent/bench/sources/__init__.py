@@ -112,12 +112,18 @@ def _file_units(fmt: str, source: str, rel: str, text: str, base: dict, flags: t
                    provenance=dict(base), flags=flags)
     elif fmt == "html":
         n = 0
+        seen: set[tuple] = set()  # pages repeat blocks (e.g. mobile and desktop layouts)
         for utext, page_path, tree, node in html_records.page_units(text):
             u = f"{uid}#{page_path}"
             recs = html_records.node_records(tree, node, u, utext, drop_for(u))
             if not recs:
                 note(entry, "no records with a unique visible description", unit=u)
                 continue
+            keys = {(r.kind, tuple(r.fields.items())) for r in recs}
+            if keys <= seen:
+                note(entry, "repeats the records of an earlier unit of the page", unit=u)
+                continue
+            seen |= keys
             n += 1
             yield Unit(id=u, format=fmt, source=source, text=utext, records=recs,
                        provenance={**base, "page_path": page_path,

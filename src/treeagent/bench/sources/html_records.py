@@ -182,6 +182,77 @@ def _block_items(tree: Tree, parent: Node) -> tuple[str, Items]:
     return f"{humanize(semantic(cls))} block", items if len(items) >= MIN_ITEMS else []
 
 
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_LABEL_TAGS = frozenset({"b", "strong", "dt", "th", "label", "em"})
+_LABEL_CLASS = re.compile(r"(?i)title|label|name|key")
+MAX_BLOCK_CHARS = 20_000
+
+
+def _first_text(tree: Tree, node: Node) -> str:
+    """The first non-blank text run under ``node``, as written (entities decoded)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.kind == "text":
+            t = tree.text[n.start:n.end].strip()
+            if t:
+                return htmllib.unescape(t)
+        stack.extend(reversed(n.children))
+    return ""
+
+
+def _pair(tree: Tree, el: Node) -> tuple[str, str] | None:
+    """(label, value) of a DOM label/value pair: an element whose first child element
+    reads as a label (``<b>Genres:</b> ...``, ``<div class="spec-title">``) followed by
+    the value text."""
+    kids = elements(el)
+    if len(kids) < 2 and not (kids and any(c.kind == "text" for c in el.children)):
+        return None
+    first = kids[0]
+    if first.label in _HEADINGS or any(c.kind == "text" and c.start < first.start
+                                       for c in el.children):
+        return None
+    label = text_of(tree, first)
+    if not label or len(label) > 40:
+        return None
+    if not (label.endswith(":") or first.label in _LABEL_TAGS
+            or _LABEL_CLASS.search(css_class(tree, first))):
+        return None
+    whole = text_of(tree, el)
+    value = whole[len(label):].strip() if whole.startswith(label) else ""
+    if not value or len(value) > MAX_VALUE_CHARS:
+        return None
+    return label.rstrip(":").strip(), value
+
+
+def _kv_items(tree: Tree, node: Node) -> tuple[str, Items]:
+    """One record from the label/value pairs inside a DOM subtree (B.1 "DOM subtrees"),
+    when there are at least three and their labels are unique."""
+    if node.end - node.start > MAX_BLOCK_CHARS:
+        return "", []
+    pairs: list[tuple[str, str]] = []
+    heads: list[str] = []
+    stack = list(reversed(elements(node)))
+    while stack:
+        d = stack.pop()
+        if d.label in _HEADINGS:
+            heads.append(_first_text(tree, d))
+            continue
+        pr = _pair(tree, d)
+        if pr:
+            pairs.append(pr)
+        else:
+            stack.extend(reversed(elements(d)))
+    labels = [lbl for lbl, _ in pairs]
+    if len(pairs) < 3 or len(set(labels)) != len(labels) or not all(labels):
+        return "", []
+    fields = name_fields([([lbl], cv) for lbl, v in pairs if (cv := cell_value(v)) is not None])
+    if len(fields) < 3:
+        return "", []
+    cands = [h for h in heads if h] + [v for _, v in pairs]
+    return "specification block", [(node, fields, cands)]
+
+
 _KINDS: dict[str, Callable[[Tree, Node], tuple[str, Items]]] = {
     "table": _table_items, "ul": _list_items, "ol": _list_items, "dl": _list_items,
 }
@@ -189,7 +260,10 @@ _KINDS: dict[str, Callable[[Tree, Node], tuple[str, Items]]] = {
 
 def _items(tree: Tree, node: Node) -> tuple[str, Items]:
     fn = _KINDS.get(node.label)  # type: ignore[arg-type]
-    return fn(tree, node) if fn else _block_items(tree, node)
+    if fn:
+        return fn(tree, node)
+    kind, items = _block_items(tree, node)
+    return (kind, items) if items else _kv_items(tree, node)
 
 
 def _rel(tree: Tree, unit: Node, node: Node) -> str:
