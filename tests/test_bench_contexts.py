@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_bench_tasks import make_units
 
+from test_bench_tasks import make_units
 from treeagent import formats, tokens
 from treeagent.bench import contexts, validate
 

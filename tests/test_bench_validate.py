@@ -8,8 +8,8 @@ import random
 
 import pandas as pd
 import pytest
-from test_bench_tasks import KIND, extract, make_units, render
 
+from test_bench_tasks import KIND, extract, make_units, render
 from treeagent.bench import contexts, io, tasks, validate
 
 SCOPE = {"over": "context", "kind": KIND}

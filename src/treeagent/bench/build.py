@@ -76,12 +76,13 @@ class BuildParams:
 
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "demo": {"mode": "sample", "lengths": (2048, 4096), "per_cell": 2,
+    "demo": {"mode": "sample", "lengths": (2048, 4096), "per_cell": 1,
              "questions_per_context": 1},
     "paper": {"mode": "mirror", "lengths": tuple(contexts.BUCKETS.values()), "per_cell": 50,
               "questions_per_context": 5},
 }
-"""``demo``: the shipped samples, demo buckets 2K/4K (a CPU demo reads them in minutes);
+"""``demo``: the shipped samples, demo buckets 2K/4K, one example per cell (64 examples a
+CPU model reads in minutes; the evaluate stage may take a subset);
 ``paper``: the mirror, 4 formats x 8 tasks x 8 lengths x 50 (12,800 examples)."""
 
 
