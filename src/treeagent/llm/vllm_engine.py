@@ -181,6 +181,13 @@ class VLLMEngine:
             os.killpg(proc.pid, signal.SIGKILL)  # stray workers of the group, if any
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(5)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # until every member of the group is reaped
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
 
     @property
     def running(self) -> bool:

