@@ -11,9 +11,11 @@ import functools
 import gzip
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -22,6 +24,7 @@ import numpy as np
 
 BUILTIN = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
 _CHUNK = 65536
+_TWIN_MIN_CHARS = 1 << 18  # build the tiktoken twin for inputs from 256K characters
 _QWEN25_LAST_ID = 151664  # Qwen2.5 keeps added tokens up to this id (ENVIRONMENT.md)
 _TIKTOKEN_URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
@@ -82,6 +85,88 @@ def _split_points(text: str) -> list[int]:
     return points
 
 
+# Split patterns (Qwen2/2.5/3 and Llama 3 in tokenizer.json; cl100k_base and o200k_base in
+# tiktoken) for which a line start is a pre-token boundary, see ``_line_pieces``.
+_LINE_SAFE_PATTERNS = frozenset({
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+})
+# A line break followed by indentation and an ASCII character other than space and "/"
+# ("/" is excluded for o200k's ``[\r\n/]*``): the pieces are "...\n", the indentation
+# less its last character, and the line from its last indentation character on.
+_LINE_START = re.compile(r"\n[ \t]*(?=[!-.0-~])")
+
+
+def _line_pieces(text: str) -> list[str]:
+    r"""Pieces of ``text`` (concatenating to it) cut only at pre-token boundaries, for the
+    line-safe split patterns above (and NFC: every cut is next to an ASCII starter).
+
+    Two cuts per line start, both exact whatever else the text holds: (1) right after a
+    line break that is followed by ``[ \t]*`` and a non-space ASCII character: every
+    alternative that can hold a line break ends at the last break of its whitespace run
+    (``\s*[\r\n]+``; punctuation followed by ``[\r\n]*``), and none continues past
+    it; (2) before the last indentation character: ``\s+(?!\S)`` ends there and a
+    pre-token (`` x``, `` -``, ``\tx`` or a lone space before a digit) starts there.
+    A piece then ends with the same pre-token alone as in the text, also under
+    cl100k's ``\s++$`` (its trailing whitespace is "\n"-terminated or only spaces/tabs).
+    Repeated lines (indentation apart) are then tokenized once.
+    """
+    out: list[str] = []
+    add = out.append
+    a = 0
+    for m in _LINE_START.finditer(text):
+        b = m.start() + 1  # after the line break
+        c = m.end() - 1  # before the last indentation character
+        if b > a:
+            add(text[a:b])
+        if c > b:
+            add(text[b:c])
+            a = c
+        else:
+            a = b
+    if a < len(text):
+        add(text[a:])
+    return out
+
+
+def _dedup_ids(pieces: list[str], encode_many) -> np.ndarray:
+    """Token ids of ``"".join(pieces)``, each distinct piece tokenized once; exact when
+    every piece boundary is a pre-token boundary (``_line_pieces``)."""
+    slot: dict[str, int] = {}
+    order = [slot.setdefault(p, len(slot)) for p in pieces]
+    seqs = encode_many(list(slot))
+    lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    flat = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64, count=int(lens.sum()))
+    first = np.zeros(len(seqs), dtype=np.int64)
+    if len(seqs) > 1:
+        np.cumsum(lens[:-1], out=first[1:])
+    which = np.asarray(order, dtype=np.int64)
+    counts = lens[which]
+    total = int(counts.sum())
+    out_first = np.zeros(len(which), dtype=np.int64)
+    if len(which) > 1:
+        np.cumsum(counts[:-1], out=out_first[1:])
+    # position t of the output reads flat[first[piece] + (t - out_first[piece])]
+    gather = np.arange(total, dtype=np.int64) + np.repeat(first[which] - out_first, counts)
+    return flat[gather]
+
+
+def _cap_pieces(pieces: list[str], digit_safe: bool) -> list[str]:
+    """Pieces longer than twice ``_CHUNK`` cut further at digit boundaries (parallelism)."""
+    if not digit_safe or all(len(p) <= 2 * _CHUNK for p in pieces):
+        return pieces
+    out: list[str] = []
+    for p in pieces:
+        if len(p) <= 2 * _CHUNK:
+            out.append(p)
+            continue
+        points = _split_points(p)
+        out.extend(p[a:b] for a, b in zip(points, points[1:]))
+    return out
+
+
 def _char_starts(text: str, byte_starts: np.ndarray) -> np.ndarray:
     """Map UTF-8 byte offsets to Python character offsets."""
     if text.isascii():
@@ -110,6 +195,77 @@ class _ByteLevel:
         return _char_starts(text, starts)
 
 
+def _hf_line_safe(spec: dict) -> bool:
+    """True for an NFC (or no) normalizer and a Split pre-tokenizer with a line-safe
+    pattern followed by a regex-free ByteLevel (Qwen2/2.5/3, Llama 3)."""
+    normalizer = spec.get("normalizer")
+    if normalizer not in (None, {"type": "NFC"}):
+        return False
+    pre = spec.get("pre_tokenizer") or {}
+    steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+    if len(steps) != 2:
+        return False
+    split, byte_level = steps
+    return (
+        split.get("type") == "Split"
+        and split.get("behavior") == "Isolated"
+        and not split.get("invert", False)
+        and split.get("pattern", {}).get("Regex") in _LINE_SAFE_PATTERNS
+        and byte_level.get("type") == "ByteLevel"
+        and not byte_level.get("use_regex", True)
+        and not byte_level.get("add_prefix_space", False)
+    )
+
+
+def _tiktoken_twin(name: str, spec: dict):  # -> tiktoken.Encoding | None
+    """A tiktoken encoding with this byte-level BPE's ids, or None.
+
+    Built when the split pattern is line-safe (so equal in tiktoken's regex engine),
+    every token past the 256 bytes has exactly one merge and merge ``i`` makes token
+    ``256 + i`` (Qwen2/2.5/3: the vocabulary was made with tiktoken). Then rank-ordered
+    merging (tiktoken) and merge-list ordering (tokenizers) pick the same pairs, and
+    tiktoken's encoder is several times faster on the many short pieces of
+    ``_line_pieces``. Token ids are checked against ``tokenizers`` in the tests.
+    """
+    model = spec.get("model", {})
+    vocab: dict[str, int] = model.get("vocab", {})
+    merges = model.get("merges", [])
+    if model.get("type") != "BPE" or len(vocab) != 256 + len(merges) or model.get("dropout"):
+        return None
+    try:
+        import tiktoken
+    except ImportError:  # pragma: no cover - tiktoken is a dependency
+        return None
+    decode = {ch: b for b, ch in _bytes_to_unicode().items()}
+    ranks: dict[bytes, int] = {}
+    try:
+        for token, rank in vocab.items():
+            ranks[bytes(decode[ch] for ch in token)] = rank
+        for i, merge in enumerate(merges):
+            left, right = merge.split(" ") if isinstance(merge, str) else merge
+            if vocab[left + right] != 256 + i:
+                return None
+    except (KeyError, ValueError):
+        return None
+    if sorted(ranks.values()) != list(range(len(ranks))):
+        return None
+    pattern = spec["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"]
+    return tiktoken.Encoding(f"{name}-twin", pat_str=pattern, mergeable_ranks=ranks,
+                             special_tokens={})
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table used by byte-level BPE vocabularies."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    table = {b: chr(b) for b in keep}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
 class HFTokenizer:
     """A Hugging Face ``tokenizers`` tokenizer (Qwen3, Qwen2.5 or any local folder)."""
 
@@ -121,6 +277,14 @@ class HFTokenizer:
         spec = json.loads(tokenizer_json)
         self._fast: _ByteLevel | None = None
         self.digit_safe = False
+        self.line_safe = _hf_line_safe(spec)
+        self._spec = spec if self.line_safe else None  # for the tiktoken twin, built lazily
+        self._twin = None
+        contents = [t["content"] for t in spec.get("added_tokens", [])]
+        self._added = (
+            re.compile("|".join(map(re.escape, sorted(contents, key=len, reverse=True))))
+            if contents else None
+        )
         pre = json.dumps(spec.get("pre_tokenizer"))
         if spec.get("model", {}).get("type") == "BPE" and "ByteLevel" in pre:
             size = self._tok.get_vocab_size(with_added_tokens=True)
@@ -149,7 +313,43 @@ class HFTokenizer:
             return []
         return [len(e.ids) for e in self._tok.encode_batch_fast(texts, add_special_tokens=False)]
 
+    def prepare(self) -> None:
+        """Build the tiktoken twin now (part of loading; otherwise done on the first
+        input of ``_TWIN_MIN_CHARS`` or more)."""
+        if self._twin is None and self._spec is not None:
+            self._twin = _tiktoken_twin(self.name, self._spec)
+            if self._twin is None:
+                self._spec = None  # not applicable: never try again
+
+    def _encode_many(self, texts: list[str]) -> list[list[int]]:
+        if self._spec is not None and sum(map(len, texts)) >= _TWIN_MIN_CHARS:
+            self.prepare()
+        twin = self._twin
+        if twin is not None and self._twin_applies(texts):
+            if len(texts) <= 64:  # few long pieces: tiktoken's threads run in parallel
+                return twin.encode_ordinary_batch(texts)
+            encode = twin.encode_ordinary
+            return [encode(t) for t in texts]
+        return [e.ids for e in self._tok.encode_batch_fast(texts, add_special_tokens=False)]
+
+    def _twin_applies(self, texts: list[str]) -> bool:
+        """The tiktoken twin gives this tokenizer's ids on NFC text without added
+        tokens (the normalizer is NFC, added tokens are matched before it)."""
+        added = self._added
+        return all(
+            unicodedata.is_normalized("NFC", t) and (added is None or added.search(t) is None)
+            for t in texts
+        )
+
+    def line_safe_for(self, text: str) -> bool:
+        """Are ``_line_pieces`` cuts pre-token boundaries in ``text``? Added tokens are
+        split off before pre-tokenization, so indentation before one (``"\\n  <think>"``)
+        ends its own section: then no line cuts are used."""
+        return self.line_safe and (self._added is None or self._added.search(text) is None)
+
     def _ids(self, text: str) -> np.ndarray:
+        if self.line_safe_for(text):
+            return _dedup_ids(_cap_pieces(_line_pieces(text), self.digit_safe), self._encode_many)
         points = _split_points(text) if self.digit_safe else [0, len(text)]
         pieces = [text[a:b] for a, b in zip(points, points[1:])]
         encs = self._tok.encode_batch_fast(pieces, add_special_tokens=False)
@@ -184,6 +384,7 @@ class TiktokenTokenizer:
             _write_tiktoken_file(name, Path(os.environ["TIKTOKEN_CACHE_DIR"]))
         self.name = name
         self.digit_safe = True
+        self.line_safe = True  # cl100k_base / o200k_base, see _line_pieces
         self._enc = tiktoken.get_encoding(name)
         n = self._enc.n_vocab
         lens = np.zeros(n + 1, dtype=np.int64)
@@ -206,15 +407,21 @@ class TiktokenTokenizer:
     def token_starts(self, text: str) -> np.ndarray:
         if not text:
             return np.zeros(0, dtype=np.int64)
-        points = _split_points(text)
-        pieces = [text[a:b] for a, b in zip(points, points[1:])]
-        ids = np.fromiter(
-            (i for e in self._enc.encode_ordinary_batch(pieces) for i in e), dtype=np.int64
-        )
+        ids = _dedup_ids(_cap_pieces(_line_pieces(text), True), self._encode_many)
         starts = self._fast.starts_from_ids(text, ids)
         if starts is None:  # pragma: no cover - tiktoken does not normalize
             raise TokenizerError(f"{self.name}: token bytes do not add up to the text")
         return starts
+
+    def line_safe_for(self, text: str) -> bool:
+        """Line cuts hold in any text (``encode_ordinary`` matches no special tokens)."""
+        return True
+
+    def _encode_many(self, texts: list[str]) -> list[list[int]]:
+        if len(texts) <= 64:  # few long pieces: tiktoken's thread pool pays off
+            return self._enc.encode_ordinary_batch(texts)
+        encode = self._enc.encode_ordinary
+        return [encode(t) for t in texts]
 
     def truncate(self, text: str, n: int) -> str:
         ids = self._enc.encode_ordinary(text)
@@ -284,29 +491,35 @@ class TokenIndex:
         self.tokenizer = tokenizer
         self.starts = tokenizer.token_starts(text)
         self.total = len(self.starts)
-        self._safe = _safe_points(text) if getattr(tokenizer, "digit_safe", False) else None
+        self._safe: np.ndarray | None = None
+        self._need: np.ndarray | None = None
+        if getattr(tokenizer, "digit_safe", False):
+            line_safe = getattr(tokenizer, "line_safe_for", None)
+            self._safe, self._need = _safe_points(text, bool(line_safe and line_safe(text)))
 
     def count(self, start: int, end: int) -> int:
         """Tokens overlapping ``[start, end)``: a close, slightly generous estimate of
         tok(text[start:end]) (BPE boundary effects are a token or two)."""
         if end <= start:
             return 0
-        first = int(np.searchsorted(self.starts, start, side="right")) - 1
-        last = int(np.searchsorted(self.starts, end, side="left"))
+        starts = self.starts  # the ndarray method: no dispatch wrapper (hot in the search)
+        first = int(starts.searchsorted(start, "right")) - 1
+        last = int(starts.searchsorted(end, "left"))
         return last - max(first, 0)
 
     def exact(self, start: int, end: int, prefix: str = "", suffix: str = "") -> int:
         """Exactly ``len(tokenize(prefix + text[start:end] + suffix))``.
 
         For digit-safe tokenizers only the two edges are tokenized: between the first
-        and last digit-boundary cut inside the span the tokens are those of the whole
-        text (no pre-token crosses such a cut), so they are counted by bisection.
+        and last digit-boundary (or, line-safe, line-start) cut inside the span the
+        tokens are those of the whole text (no pre-token crosses such a cut), so they
+        are counted by bisection.
         """
         tok = self.tokenizer
         safe = self._safe
         if safe is not None and end - start > 256:
             i = int(np.searchsorted(safe, start, side="left"))
-            j = int(np.searchsorted(safe, end, side="right")) - 1
+            j = int(np.searchsorted(self._need, end, side="left")) - 1  # type: ignore[arg-type]
             if i < j:
                 p, q = int(safe[i]), int(safe[j])
                 middle = int(np.searchsorted(self.starts, q) - np.searchsorted(self.starts, p))
@@ -320,11 +533,34 @@ class TokenIndex:
         return int(self.starts[i]) if i < self.total else len(self.text)
 
 
-def _safe_points(text: str) -> np.ndarray:
-    """Positions right after an ASCII digit that is followed by an ASCII non-digit."""
+def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Cuts that are pre-token boundaries whatever the text around them, and for each
+    the last character that must lie inside a span for the cut to hold in the span's
+    own tokenization (both non-decreasing; used by ``TokenIndex.exact``).
+
+    Positions right after an ASCII digit followed by an ASCII non-digit (a span may end
+    at the cut); with ``lines`` also the line-start cuts of ``_line_pieces``, which
+    hold only while the span reaches the line's first non-indentation character.
+    """
     if not text:
-        return np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
     code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     digit = (code >= 48) & (code <= 57)
     cut = digit[:-1] & ~digit[1:] & (code[1:] < 128)
-    return np.flatnonzero(cut).astype(np.int64) + 1
+    points = np.flatnonzero(cut).astype(np.int64) + 1
+    if not lines:
+        return points, points - 1
+    breaks = np.flatnonzero(code == 10)
+    nonblank = np.flatnonzero((code != 32) & (code != 9))
+    k = np.searchsorted(nonblank, breaks + 1)
+    ok = k < len(nonblank)
+    breaks, first = breaks[ok], nonblank[k[ok]]  # first non-indentation character
+    c = code[first]
+    ok = (c >= 33) & (c <= 126) & (c != 47)
+    breaks, first = breaks[ok], first[ok]
+    indented = first - 1 > breaks + 1
+    cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
+    need = np.concatenate([points - 1, first, first[indented]])
+    order = np.argsort(cuts, kind="stable")
+    return cuts[order], need[order]

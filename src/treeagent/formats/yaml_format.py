@@ -27,7 +27,7 @@ outside the YAML core/standard set are rejected with a ``ParseError`` at line:co
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import yaml
 
@@ -199,8 +199,12 @@ class _Builder:
             top.root = node
 
     # -- events -----------------------------------------------------------------
-    def run(self, events: Iterator[yaml.Event]) -> None:
-        """Consume the event stream (the hot loop; rare events go to methods)."""
+    def run(self, get_event: Callable[[], yaml.Event | None]) -> None:
+        """Consume the event stream (the hot loop; rare events go to methods).
+
+        ``get_event`` is the loader's own (no generator, no ``check_event`` per event);
+        it gives ``StreamEndEvent`` (then None) at the end.
+        """
         text = self.text
         off = self.off
         checked = self.checked
@@ -213,7 +217,9 @@ class _Builder:
         map_end, seq_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
         alias_event = yaml.AliasEvent
         doc_start, doc_end = yaml.DocumentStartEvent, yaml.DocumentEndEvent
-        for ev in events:
+        stream_end = yaml.StreamEndEvent
+        while True:
+            ev = get_event()
             kind = type(ev)
             if kind is scalar_event:
                 s = ev.start_mark.index + off
@@ -261,12 +267,51 @@ class _Builder:
                         top.node.children.append(node)  # type: ignore[union-attr]
                         continue
                 self._attach(self._scalar_node(s, e, cs, style, value, top))
-            elif kind is map_start:
-                self.collection_start(ev, _MAP)
+            elif kind is map_start or kind is seq_start:
+                s = ev.start_mark.index + off
+                top = stack[-1]
+                if top.kind == _MAP and top.expect_key:
+                    raise self._error(s, "complex mapping key (a mapping or sequence as a "
+                                      "key) is not supported")
+                tag = ev.tag
+                if tag is not None and tag not in allowed:
+                    self._check_tag(tag, s, ev.end_mark.index + off)
+                if ev.anchor is not None:
+                    anchors.add(ev.anchor)
+                if kind is map_start:
+                    frame = _Frame(_MAP, Node("mapping", s, s, "", None, []), bool(ev.flow_style), s)
+                else:
+                    frame = _Frame(_SEQ, Node("sequence", s, s, "", None, []), bool(ev.flow_style), s)
+                stack.append(frame)
             elif kind is map_end or kind is seq_end:
-                self.collection_end(ev)
-            elif kind is seq_start:
-                self.collection_start(ev, _SEQ)
+                frame = stack.pop()
+                node = frame.node
+                e = ev.end_mark.index + off
+                if frame.flow and e > node.start and text[e - 1] == (
+                        "}" if frame.kind == _MAP else "]"):
+                    node.end = e
+                elif node.children:
+                    node.end = node.children[-1].end
+                else:
+                    node.end = max(node.start, e)
+                top = stack[-1]
+                if top.kind == _MAP:  # _attach, inline
+                    key = top.key
+                    node.start = top.key_start
+                    if node.end < top.key_end:
+                        node.end = top.key_end
+                    node.label = key
+                    step = steps.get(key)
+                    if step is None:
+                        step = steps[key] = key_step(key)
+                    node.step = step
+                    top.expect_key = True
+                    top.prev_end = node.end
+                    top.node.children.append(node)
+                else:
+                    self._attach(node)
+            elif kind is stream_end or ev is None:
+                return
             elif kind is alias_event:
                 self.alias(ev)
             elif kind is doc_start:
@@ -320,32 +365,6 @@ class _Builder:
         if self.checked and self.text[s : s + 1] != "*":
             raise _UseFallback
         self._attach(Node("alias", s, e, atomic=True))
-
-    def collection_start(self, ev: yaml.CollectionStartEvent, kind: int) -> None:
-        s = ev.start_mark.index + self.off
-        top = self.stack[-1]
-        if top.kind == _MAP and top.expect_key:
-            raise self._error(s, "complex mapping key (a mapping or sequence as a key) "
-                              "is not supported")
-        if ev.tag is not None and ev.tag not in ALLOWED_TAGS:
-            self._check_tag(ev.tag, s, ev.end_mark.index + self.off)
-        if ev.anchor is not None:
-            self.anchors.add(ev.anchor)
-        node = Node("mapping" if kind == _MAP else "sequence", s, s, "", None, [])
-        self.stack.append(_Frame(kind, node, bool(ev.flow_style), s))
-
-    def collection_end(self, ev: yaml.CollectionEndEvent) -> None:
-        frame = self.stack.pop()
-        node = frame.node
-        assert node is not None
-        e = ev.end_mark.index + self.off
-        if frame.flow and e > node.start and self.text[e - 1] == ("}" if frame.kind == _MAP else "]"):
-            node.end = e
-        elif node.children:
-            node.end = node.children[-1].end
-        else:
-            node.end = max(node.start, e)
-        self._attach(node)
 
     def document_start(self, ev: yaml.DocumentStartEvent) -> None:
         s = ev.start_mark.index + self.off
@@ -406,7 +425,11 @@ def _build(text: str, loader: type, checked: bool) -> Tree:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        builder.run(yaml.parse(text, Loader=loader))
+        events = loader(text)
+        try:
+            builder.run(events.get_event)
+        finally:
+            events.dispose()
         assert not builder.stack
         return builder.tree()
     except yaml.YAMLError as exc:
