@@ -227,3 +227,15 @@ def test_html_units_repeating_a_layout_are_skipped(tmp_path):
     units = list(S.units("html", raw_dir=tmp_path / "raw", rejections=rejections))
     assert [u.id for u in units] == ["html/websrc/p.html#/html/body/div[1]"]
     assert rejections[0]["reason"] == "repeats the records of an earlier unit of the page"
+
+
+def test_description_clashes_across_units():
+    from treeagent.bench.model import Unit
+    from treeagent.bench.sources import description_clashes
+
+    a = Unit("json/crossref/a", "json", "crossref", '{"message-type":"work","message":{"DOI":"10.1\\/x"}}')
+    a.records = records_from_text("json", "crossref", a.text, unit_id=a.id)
+    b = Unit("json/crossref/b", "json", "crossref", '{"cited": "10.1\\/x"}')
+    c = Unit("html/websrc/c", "html", "websrc", "<p>10.1/x</p>")
+    d = Unit("html/websrc/d", "html", "websrc", "<p>10.1/y</p>")
+    assert description_clashes(a.records[0], [a, b, c, d]) == ["json/crossref/b", "html/websrc/c"]

@@ -20,6 +20,7 @@ from treeagent.bench.sources.raw import decode, read_manifest
 from treeagent.bench.sources.registry import FORMATS, JS_REPOS, MODES, SOURCES, get, sources_of
 
 __all__ = [
+    "description_clashes", "description_forms",
     "FORMATS", "JS_REPOS", "MODES", "SOURCES", "acquire", "get", "records_from_text",
     "sources_of", "units",
 ]
@@ -153,3 +154,22 @@ def manifest(raw_dir: str | Path = "raw") -> dict[str, Any]:
     """The manifest written by :func:`acquire`."""
     return read_manifest(raw_dir)
 
+
+
+def description_forms(description: str) -> tuple[str, ...]:
+    """The ways a description can be written in a unit text: as is, and JSON-escaped
+    (``"`` and ``\\``, optionally ``\\/``) as it appears inside a JSON string."""
+    import json
+
+    enc = json.dumps(description, ensure_ascii=False)[1:-1]
+    return tuple(dict.fromkeys((description, enc, enc.replace("/", "\\/"))))
+
+
+def description_clashes(record: Record, units: Iterable[Unit]) -> list[str]:
+    """Ids of the units other than the record's own whose text contains its description
+    (in any written form). A question naming the record is unambiguous in a context only
+    when this is empty for the units of that context: the build step should swap such a
+    distractor for another (or drop the example) and record the clash as the reason."""
+    forms = description_forms(record.description)
+    return [u.id for u in units
+            if u.id != record.unit_id and any(f in u.text for f in forms)]
