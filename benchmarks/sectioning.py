@@ -49,12 +49,20 @@ def build_input(fmt: str, target_chars: int) -> str:
     return ("\n" if fmt == "html" else "\n---\n").join(parts)
 
 
-def median_time(fn, runs: int):
-    times, out = [], None
+CPU: dict[str, float] = {}  # label -> median process CPU time (all threads) of the last call
+
+
+def median_time(fn, runs: int, label: str = ""):
+    """Median wall time of ``runs`` calls (and, under ``label``, median CPU time: on a
+    shared machine the CPU time is the steadier comparison)."""
+    times, cpu, out = [], [], None
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn()
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    if label:
+        CPU[label] = statistics.median(cpu)
     return statistics.median(times), out
 
 
@@ -135,12 +143,12 @@ def main() -> None:
 def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
     text = build_input(fmt, int(args.tokens * (2.0 if fmt == "json" else 3.5)))
     n_tok = tk.count(text)
-    t_encode, _ = median_time(lambda: tk.encode(text), args.runs)
+    t_encode, _ = median_time(lambda: tk.encode(text), args.runs, "encode")
 
     def full():
         return section_tree(formats.parse(text, fmt), tk, args.budget)
 
-    t_full, r = median_time(full, args.runs)
+    t_full, r = median_time(full, args.runs, "ours")
     tracemalloc.start()
     full()
     peak = tracemalloc.get_traced_memory()[1]
@@ -149,9 +157,9 @@ def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
     ours = [(s.start, s.end) for s in r.sections]
     split, fitting = fitting_records_split(r.tree, ours, tk, r.budget)
     print(f"\n== {fmt}: {len(text):,} chars, {n_tok:,} tokens ({tk.name}), C={args.budget}")
-    print(f"one whole-text encode        {t_encode:7.2f} s")
-    print(f"TreeAgent preprocessing      {t_full:7.2f} s  ratio {t_full / t_encode:5.2f}x  "
-          f"peak {peak / 2**20:,.0f} MiB")
+    print(f"one whole-text encode        {t_encode:7.2f} s  (CPU {CPU['encode']:.2f} s)")
+    print(f"TreeAgent preprocessing      {t_full:7.2f} s  (CPU {CPU['ours']:.2f} s)  ratio "
+          f"{t_full / t_encode:5.2f}x  peak {peak / 2**20:,.0f} MiB")
     print(f"Flat sections {r.flat_count}, Tree sections {len(r.sections)} at B*={r.budget}; "
           f"budget violations {over}; fitting records split {split}/{fitting}; "
           f"max tokens {max(s.tokens for s in r.sections)}")
@@ -161,12 +169,13 @@ def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
 
         chunker = RecursiveChunker(tokenizer=tk._tok, chunk_size=args.budget) \
             if hasattr(tk, "_tok") else RecursiveChunker(chunk_size=args.budget)
-        t_c, chunks = median_time(lambda: chunker.chunk(text), args.runs)
+        t_c, chunks = median_time(lambda: chunker.chunk(text), args.runs, "chonkie")
         spans = [(c.start_index, c.end_index) for c in chunks]
         mx = max(tk.count(c.text) for c in chunks)
         s_c, _ = fitting_records_split(r.tree, spans, tk, r.budget)
-        print(f"chonkie RecursiveChunker     {t_c:7.2f} s  chunks {len(chunks)}  max tokens "
-              f"{mx}  fitting records split {s_c}/{fitting}  (ours/chonkie {t_full / t_c:.2f}x)")
+        print(f"chonkie RecursiveChunker     {t_c:7.2f} s  (CPU {CPU['chonkie']:.2f} s)  chunks "
+              f"{len(chunks)}  max tokens {mx}  fitting records split {s_c}/{fitting}  "
+              f"(ours/chonkie wall {t_full / t_c:.2f}x, CPU {CPU['ours'] / CPU['chonkie']:.2f}x)")
     except Exception as exc:  # report, keep going
         print(f"chonkie RecursiveChunker     unavailable: {exc}")
     if fmt == "json":
