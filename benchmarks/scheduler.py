@@ -52,7 +52,7 @@ def start_loopback(latency: float) -> tuple[subprocess.Popen, str]:
     return server, f"http://127.0.0.1:{port}/v1"
 
 
-def overhead(args: argparse.Namespace) -> None:
+def overhead(args: argparse.Namespace, http_client: str) -> None:
     server, url = start_loopback(args.latency)
     calls = args.examples * args.sections
     ideal = args.concurrency / args.latency
@@ -60,7 +60,7 @@ def overhead(args: argparse.Namespace) -> None:
     try:
         for run in range(args.runs + 1):  # run 0 warms up (imports, connections)
             engine = make_engine("openai", "loopback", base_urls=[url],
-                                 concurrency=args.concurrency)  # fmt: skip
+                                 concurrency=args.concurrency, http_client=http_client)  # fmt: skip
             with tempfile.TemporaryDirectory() as tmp:
                 cpu0, t0 = time.process_time(), time.perf_counter()
                 out = run_programs(
@@ -81,7 +81,7 @@ def overhead(args: argparse.Namespace) -> None:
     wall = statistics.median(r[1] for r in rows)
     cpu_ms = statistics.median(r[2] for r in rows) * 1e3
     extra_ms = (wall * args.concurrency / calls - args.latency) * 1e3
-    print(f"loopback test double, latency {args.latency * 1e3:.0f} ms, {args.examples} examples x "
+    print(f"[{http_client}] loopback test double, latency {args.latency * 1e3:.0f} ms, {args.examples} examples x "
           f"{args.sections} sections = {calls} calls at {args.concurrency} in flight "
           f"(median of {args.runs}):")  # fmt: skip
     print(f"  achieved {rate:.1f} calls/s vs ideal {ideal:.1f} calls/s = {rate / ideal:.1%}")
@@ -129,13 +129,15 @@ def main() -> None:
     p.add_argument("--sections", type=int, default=10)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--http-client", default="httpx,aiohttp", help="comma-separated")
     p.add_argument("--real", action="store_true", help="also SmolLM2 via transformers/vllm")
     p.add_argument("--no-vllm", action="store_true")
     p.add_argument("--real-examples", type=int, default=16)
     p.add_argument("--real-tokens", type=int, default=24)
     p.add_argument("--threads", type=int, default=None, help="torch threads (transformers)")
     args = p.parse_args()
-    overhead(args)
+    for http_client in args.http_client.split(","):
+        overhead(args, http_client)
     if args.real:
         real(args)
 

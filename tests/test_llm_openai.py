@@ -42,12 +42,13 @@ def plan(prompt: str, attempt: int) -> str | None:
     return None
 
 
-def test_faults_are_retried_and_journaled_once(tmp_path) -> None:
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+def test_faults_are_retried_and_journaled_once(tmp_path, http_client) -> None:
     prompts = [f"{k}-{i}" for k in ("ok", "f500", "f429", "hang", "drop") for i in range(4)]
     with LoopbackOpenAI(latency=0.005, faults=plan) as server:
         cache = CallCache(tmp_path / "calls.sqlite")
-        out = run_programs(((p, one_shot(p)) for p in prompts), engine(server.url), cache,
-                           progress=False)  # fmt: skip
+        eng = engine(server.url, http_client=http_client)
+        out = run_programs(((p, one_shot(p)) for p in prompts), eng, cache, progress=False)
         arrivals = dict(server.arrivals)
     assert {p: o.result for p, o in out.items()} == {p: f"echo:{p}" for p in prompts}
     expected = {"ok": 1, "f500": 3, "f429": 2, "hang": 2, "drop": 2}
@@ -58,30 +59,33 @@ def test_faults_are_retried_and_journaled_once(tmp_path) -> None:
     assert all(r["available"] == 1 for r in rows) and out.totals.unavailable == 0
 
 
-def test_exhausted_retries_give_unavailable_and_a_rerun_retries(tmp_path) -> None:
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+def test_exhausted_retries_give_unavailable_and_a_rerun_retries(tmp_path, http_client) -> None:
     prompts = ["dead-1", "ok-1", "dead-2"]
     db = tmp_path / "calls.sqlite"
     with LoopbackOpenAI(faults=plan) as server:
-        out = run_programs(((p, one_shot(p)) for p in prompts), engine(server.url), db,
-                           progress=False)  # fmt: skip
+        eng = engine(server.url, http_client=http_client)
+        out = run_programs(((p, one_shot(p)) for p in prompts), eng, db, progress=False)
         assert server.arrivals["dead-1"] == 4  # 1 + max_retries
         assert out["dead-1"].result is None and "retries exhausted" in out["dead-1"].trace[0].error
         assert out["ok-1"].result == "echo:ok-1" and out.totals.unavailable == 2
         summary = CallCache(db).summary(out.run_id)
         assert summary["calls"] == 3 and summary["unavailable"] == 2
-        again = run_programs(((p, one_shot(p)) for p in prompts), engine(server.url), db,
-                             progress=False)  # fmt: skip
+        again = run_programs(((p, one_shot(p)) for p in prompts), eng, db, progress=False)
         assert server.arrivals["dead-1"] == 8 and server.arrivals["ok-1"] == 1
         assert again.totals.cached_calls == 1 and again.totals.unavailable == 2
 
 
-def test_non_retryable_error_is_not_retried_and_key_never_leaks(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+def test_non_retryable_error_is_not_retried_and_key_never_leaks(
+    tmp_path, monkeypatch, http_client
+) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
     prompts = ["bad-1", "ok-1"]
     db = tmp_path / "calls.sqlite"
     with LoopbackOpenAI(faults=lambda p, n: "400" if p.startswith("bad") else None) as server:
-        out = run_programs(((p, one_shot(p)) for p in prompts), engine(server.url), db,
-                           progress=False)  # fmt: skip
+        eng = engine(server.url, http_client=http_client)
+        out = run_programs(((p, one_shot(p)) for p in prompts), eng, db, progress=False)
         assert server.arrivals["bad-1"] == 1
         assert set(server.auth_headers) == {f"Bearer {SECRET}"}  # the key is sent...
     error = out["bad-1"].trace[0].error
