@@ -565,3 +565,43 @@ def test_parse_speed_on_4mb():
     elapsed = time.perf_counter() - t0
     assert sum(n.label == "html" for n in tree.root.children) >= len(parts) - 1
     assert elapsed < 5.0, f"{elapsed:.2f}s for {len(text)} chars"
+
+
+# -- sectioning decision: <script>/<style> stay atomic above the budget -----------------
+# Issue 2 / A.1: script and style content is kept whole and never parsed or cut, even
+# when it exceeds B (a cut inside code or CSS gives the agent a broken fragment, and
+# these leaves carry no page text). Such sections are reported apart from budget
+# violations (benchmarks/sectioning.py, explain_atomic); what this costs is a section
+# count that may exceed Flat on script-heavy pages.
+def test_oversized_script_is_one_atomic_section_between_flushed_groups(qwen3) -> None:
+    from treeagent.preprocess import section_text
+
+    script = "<script>" + "".join(f"var v{i} = f('{i}', [1, 2]);\n" for i in range(400)) + \
+        "</script>"
+    paras = "".join(f"<p>Paragraph {i} tells a short story.</p>\n" for i in range(6))
+    page = f"<html><body>{paras}{script}{paras}<style>p {{ color: red }}</style></body></html>"
+    result = section_text(page, "html", qwen3, 200, search=False)
+    over = [s for s in result.sections if s.tokens > result.budget]
+    assert len(over) == 1 and over[0].atomic and over[0].kind == "subtree"
+    assert over[0].path is not None and over[0].path.endswith("/script")
+    assert over[0].text(page) == script  # whole, byte for byte
+    assert all(not s.atomic or s.node.label in ("script", "style") for s in result.sections
+               if s.node is not None and s.node.kind == "element")
+    i = result.sections.index(over[0])  # the groups around it end/start at the script
+    assert result.sections[i - 1].end <= page.index("<script>")
+    assert result.sections[i + 1].start >= page.index("</script>") + len("</script>")
+    assert sum(s.tokens > result.budget and not s.atomic for s in result.sections) == 0
+
+
+@pytest.mark.skipif(HTML_SOURCES is None, reason="shared HTML sources absent")
+def test_real_pages_exceed_the_budget_only_with_atomic_leaves(qwen3) -> None:
+    from treeagent.preprocess import section_text
+
+    pages = sorted((HTML_SOURCES / "mozilla-readability-test-pages").rglob("*.html"))[:40]
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in pages)
+    result = section_text(text, "html", qwen3, 2000)
+    over = [s for s in result.sections if s.tokens > result.budget]
+    assert all(s.atomic for s in over)
+    for s in over:  # an atomic section above B is one leaf: script, style, comment, ...
+        assert s.kind in ("subtree", "span") and s.node is not None and not s.node.children
+    assert all(s.tokens == qwen3.count(s.text(text)) for s in result.sections[:50])
