@@ -178,3 +178,11 @@ ruleTester.run("no-foo", rule, {
         ["var a = 1;", "var b = 2;"]
     assert rejected == [("<literal>", 2, "9:78: call expression is not a static value")]
     assert [c.name for c in file_candidates(src, lambda *a: None)] == ["top"]  # top level only
+
+
+def test_anonymous_object_is_described_by_a_name_like_value():
+    (rec,) = records_from_text("javascript", "eslint",
+                               '{ code: "var a = 1;", options: ["always"], errors: 2 }')
+    assert (rec.kind, rec.description) == ("object", "var a = 1;")
+    assert rec.fields == {"code": "var a = 1;", "options": "always", "errors": 2}
+    assert records_from_text("javascript", "eslint", "{ width: 2, height: 3 }") == []

@@ -21,7 +21,7 @@ from treeagent.formats import javascript as js
 from treeagent.tree import ParseError, index_step, key_step
 
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
-              "description")
+              "description", "filename")
 MIN_RECORDS = 2
 MIN_NESTED_CHARS = 64  # nested literals shorter than this are too small to be units
 _LANG = Language(tree_sitter_javascript.language())
@@ -88,9 +88,16 @@ def value_records(name: str, value: Any, text: str, unit_id: str = "",
             return make_records(unit_id, f"{_singular(label)} member".strip(), items, text,
                                 [lambda k: k], on_drop)
         fields = flatten(v)
-        if len(fields) >= MIN_RECORDS and visible(text, label):
+        if len(fields) < MIN_RECORDS:
+            return []
+        if visible(text, label):  # a named object of scalars: described by its name
             return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="settings object",
                            description=label, fields=fields, path=path)]
+        desc = next((d for k in _NAME_KEYS if (d := visible(text, key(k)(v))) is not None),
+                    None)  # an anonymous object: described by its name-like value
+        if desc is not None:
+            return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="object",
+                           description=desc, fields=fields, path=path)]
     return []
 
 
