@@ -491,6 +491,8 @@ class TokenIndex:
         self.tokenizer = tokenizer
         self.starts = tokenizer.token_starts(text)
         self.total = len(self.starts)
+        self._first: dict[int, int] = {}  # start offset -> index of the token holding it
+        self._last: dict[int, int] = {}  # end offset -> tokens starting before it
         self._safe: np.ndarray | None = None
         self._need: np.ndarray | None = None
         if getattr(tokenizer, "digit_safe", False):
@@ -502,10 +504,16 @@ class TokenIndex:
         tok(text[start:end]) (BPE boundary effects are a token or two)."""
         if end <= start:
             return 0
-        starts = self.starts  # the ndarray method: no dispatch wrapper (hot in the search)
-        first = int(starts.searchsorted(start, "right")) - 1
-        last = int(starts.searchsorted(end, "left"))
-        return last - max(first, 0)
+        # memoized per offset: the budget search asks for the same node bounds at
+        # every candidate budget (A.2)
+        first = self._first.get(start)
+        if first is None:
+            first = max(int(self.starts.searchsorted(start, "right")) - 1, 0)
+            self._first[start] = first
+        last = self._last.get(end)
+        if last is None:
+            last = self._last[end] = int(self.starts.searchsorted(end, "left"))
+        return last - first
 
     def exact(self, start: int, end: int, prefix: str = "", suffix: str = "") -> int:
         """Exactly ``len(tokenize(prefix + text[start:end] + suffix))``.
