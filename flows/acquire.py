@@ -20,10 +20,14 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 @task(retries=2, retry_delay_seconds=[5, 30], task_run_name="acquire-{fmt}")
 def acquire_format(fmt: str, kwargs: dict[str, Any], raw_dir: str) -> Any:
-    """Acquire one format's sources (idempotent: rewrites raw/<format>/)."""
-    from treeagent.bench.sources import acquire
+    """Acquire one format's sources (idempotent: rewrites raw/<format>/<source>/); of
+    ``acquire.sources`` only this format's are passed."""
+    from treeagent.bench.sources import acquire, sources_of
 
-    manifest = acquire(**{**kwargs, "formats": [fmt]}, raw_dir=raw_dir)
+    names = kwargs["sources"]
+    if names is not None:
+        names = [s.name for s in sources_of(fmt) if s.name in names]
+    manifest = acquire(**{**kwargs, "formats": [fmt], "sources": names}, raw_dir=raw_dir)
     get_run_logger().info("%s: %s", fmt, _summary(manifest))
     return manifest
 
@@ -40,8 +44,15 @@ def _summary(manifest: Any) -> str:
 @flow(name="acquire", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=4))
 def acquire_flow(params: str = _common.PARAMS, raw_dir: str = "raw") -> list[Any]:
     """Acquire every format of ``acquire.formats`` into ``raw_dir``."""
+    from treeagent.bench.sources import sources_of
+
     p = _common.load_params(params)
     kwargs = p.acquire_kwargs()
+    known = {s.name for fmt in kwargs["formats"] for s in sources_of(fmt)}
+    unknown = sorted(set(kwargs["sources"] or ()) - known)
+    if unknown:
+        raise ValueError(f"acquire.sources: {', '.join(unknown)} not a source of "
+                         f"{', '.join(kwargs['formats'])} (known: {', '.join(sorted(known))})")
     futures = [acquire_format.submit(fmt, kwargs, raw_dir) for fmt in kwargs["formats"]]
     return [f.result() for f in futures]
 

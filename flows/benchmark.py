@@ -63,8 +63,8 @@ def dvc(args: list[str], project: str, api_url: str | None) -> list[str]:
             log.info(line.rstrip())
     rc = proc.wait()
     if rc:
-        tail = "\n".join(lines[-25:])
-        raise RuntimeError(f"dvc {' '.join(args)} failed (exit {rc}):\n{tail}")
+        why = [x for x in lines if x.startswith(("ERROR", "error:"))] or lines[-1:]
+        raise RuntimeError(f"dvc {' '.join(args)} failed (exit {rc}): {why[-1] if why else ''}")
     return lines
 
 

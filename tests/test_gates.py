@@ -112,12 +112,13 @@ def _raw(tmp_path: Path, payloads: dict[str, bytes], quarantine: dict[str, str],
 
 
 def _units(ids: list[str], texts: list[str] | None = None):
+    """A units() double: JSON units with one record each; other formats yield none."""
     texts = texts or ["{}"] * len(ids)
     records = [SimpleNamespace(id=f"{u}#r", unit_id=u, description=f"event {u}") for u in ids]
 
     def units(fmt: str, raw_dir: str):
         return [SimpleNamespace(id=u, format=fmt, source="usgs", text=t, records=[r])
-                for u, t, r in zip(ids, texts, records)]
+                for u, t, r in zip(ids, texts, records) if fmt == "json"]
     return units
 
 
@@ -126,6 +127,10 @@ def test_raw_gate_passes_on_a_sound_raw_folder(tmp_path: Path) -> None:
                {"quarantine/json/usgs/c.json": "not valid JSON"})
     suites = gates.raw_suites(raw, ["json"], units=_units(["u1", "u2"]))
     assert gates.check("raw", suites, tmp_path / "v")["success"]
+    suites = gates.raw_suites(raw, ["json", "yaml"], units=_units(["u1", "u2"]))
+    with pytest.raises(gates.GateError, match=r"formats: expect_column_values_to_be_between"
+                                              r"\(column=units, min_value=1.*e\.g\. \['yaml'\]"):
+        gates.check("raw", suites, tmp_path / "v")
 
 
 def test_raw_gate_fails_on_unlisted_empty_and_duplicate(tmp_path: Path) -> None:
@@ -140,4 +145,5 @@ def test_raw_gate_fails_on_unlisted_empty_and_duplicate(tmp_path: Path) -> None:
     assert "files: expect_column_values_to_be_in_set(column=listed" in text
     assert "json/usgs/stray.json" in text
     assert "units: expect_column_values_to_be_unique(column=id)" in text
+    assert "formats: expect_column_values_to_be_between(column=units" not in text
     assert "units: expect_column_values_to_be_between(column=chars, min_value=1" in text
