@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from treeagent.llm import Message, Request, Sampling, make_engine, run_programs
+from treeagent.llm import Message, Request, Sampling, arun_programs, make_engine, run_programs
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "section {t} of example {i}: " + "lorem ipsum dolor sit amet " * 20
@@ -41,6 +42,14 @@ def memagent_like(i: int, sections: int, max_tokens: int = 64, answer: bool = Fa
                               Sampling(max_tokens=max_tokens), kind="answer")  # fmt: skip
         return final.text
     return memory
+
+
+async def run_closing(programs, engine, cache, concurrency: int):
+    """arun_programs, then close the engine's HTTP clients in the same event loop."""
+    try:
+        return await arun_programs(programs, engine, cache, concurrency, progress=False)
+    finally:
+        await engine.aclose()
 
 
 def start_loopback(latency: float) -> tuple[subprocess.Popen, str]:
@@ -63,11 +72,10 @@ def overhead(args: argparse.Namespace, http_client: str) -> None:
                                  concurrency=args.concurrency, http_client=http_client)  # fmt: skip
             with tempfile.TemporaryDirectory() as tmp:
                 cpu0, t0 = time.process_time(), time.perf_counter()
-                out = run_programs(
+                out = asyncio.run(run_closing(
                     ((f"ex{i}", memagent_like(i, args.sections)) for i in range(args.examples)),
-                    engine, Path(tmp) / "calls.sqlite", concurrency=args.concurrency,
-                    progress=False,
-                )  # fmt: skip
+                    engine, Path(tmp) / "calls.sqlite", args.concurrency,
+                ))  # fmt: skip
                 wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
             assert out.totals.engine_calls == calls and out.totals.unavailable == 0
             if run:
@@ -112,8 +120,6 @@ def real(args: argparse.Namespace) -> None:
             )  # fmt: skip
             wall = time.perf_counter() - t0
         finally:
-            import asyncio
-
             asyncio.run(engine.aclose())
         t = out.totals
         print(f"  {name:12s} ready in {ready:6.1f} s; {t.calls} calls in {wall:6.1f} s = "
