@@ -77,12 +77,13 @@ class BuildParams:
 
 PRESETS: dict[str, dict[str, Any]] = {
     "demo": {"mode": "sample", "lengths": (2048, 4096), "per_cell": 1,
-             "questions_per_context": 1},
+             "questions_per_context": 1, "tolerance": 0.25, "allow_reuse": True},
     "paper": {"mode": "mirror", "lengths": tuple(contexts.BUCKETS.values()), "per_cell": 50,
               "questions_per_context": 5},
 }
 """``demo``: the shipped samples, demo buckets 2K/4K, one example per cell (64 examples a
-CPU model reads in minutes; the evaluate stage may take a subset);
+CPU model reads in minutes; the evaluate stage may take a subset); the samples are few
+and coarse, so the demo fills within 25% and repeats distractors (flagged per example);
 ``paper``: the mirror, 4 formats x 8 tasks x 8 lengths x 50 (12,800 examples)."""
 
 
@@ -173,14 +174,15 @@ def _anchors(pool: contexts.Pool, units: list[Unit], budget: int, rng: random.Ra
 
 def _row(fmt: str, q: tasks.Question, length: int, family: int, j: int,
          ctx: contexts.Context, pool: contexts.Pool, source_ids: list[str],
-         flags: list[str]) -> dict[str, Any]:
+         flags: list[str], tolerance: float) -> dict[str, Any]:
     spec = json.dumps(q.spec, ensure_ascii=False, sort_keys=True)
     answer = json.dumps(q.answer, ensure_ascii=False)
     chash = validate.sha256(ctx.text)
     bucket = contexts.bucket_label(length)
     return {
         "id": f"{fmt}-{q.task}-{bucket}-f{family:03d}-q{j}", "format": fmt, "task": q.task,
-        "length": length, "bucket": bucket, "family": family, "question": q.question,
+        "length": length, "bucket": bucket, "tolerance": tolerance, "family": family,
+        "question": q.question,
         "spec": spec, "answer": answer, "source_ids": source_ids,
         "record_ids": list(q.record_ids), "unit_ids": [pool.ids[u] for u in ctx.order],
         "tokens": json.dumps(ctx.tokens, sort_keys=True), "reused": ctx.reused,
@@ -265,7 +267,8 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
                     wanted = set(q.record_ids)
                     src = sorted({unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
                                  key=idx.__getitem__)
-                    row = _row(fmt, q, length, family, j, ctx, pool, src, flags)
+                    row = _row(fmt, q, length, family, j, ctx, pool, src, flags,
+                               params.tolerance)
                     row.update(validate.check_example(row, checked, params.tolerance))
                     rows.append(row)
                     if not any(row[f"check_{c}"] for c in validate.CHECKS):

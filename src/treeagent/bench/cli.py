@@ -75,7 +75,8 @@ def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
             kw[name] = getattr(args, name)
     if args.tokenizers:
         kw["tokenizers"] = tuple(args.tokenizers)
-    kw["allow_reuse"] = args.allow_reuse
+    if args.allow_reuse:
+        kw["allow_reuse"] = True
     kw["seed"] = args.seed
     return BuildParams(**kw), mode
 

@@ -228,6 +228,11 @@ class Pool:
     cost: np.ndarray  # (units, tokenizers): tokens of the wrapped piece plus its separator
     keys: list[frozenset[str]]  # normalized record descriptions and record ids per unit
     overhead: np.ndarray  # head + tail per tokenizer
+    names: list[frozenset[str]] = field(default_factory=list)  # keys that never repeat
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            self.names = [frozenset(k for k in ks if k.startswith("n:")) for ks in self.keys]
 
 
 def make_pool(fmt: str, ids: Sequence[str], pieces: Sequence[str],
@@ -297,10 +302,12 @@ def build_context(pool: Pool, counter: Counter, anchors: Sequence[int], length: 
         for u in order:
             if not (est < lo).any():
                 break
-            if u in anchor_set or pool.keys[u] & anchor_keys or (est + pool.cost[u] > length).any():
-                continue
+            if (u in anchor_set or pool.keys[u] & anchor_keys or pool.names[u] & taken
+                    or (est + pool.cost[u] > length).any()):
+                continue  # a JS binding name can never repeat in one module
             reused += u in seen
             seen.add(u)
+            taken |= pool.names[u]
             chosen.append(u)
             est += pool.cost[u]
             progress = True

@@ -30,7 +30,8 @@ from treeagent.bench.validate import sha256
 
 EXAMPLE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("id", pa.string()), ("format", pa.string()), ("task", pa.string()),
-    ("length", pa.int64()), ("bucket", pa.string()), ("family", pa.int64()),
+    ("length", pa.int64()), ("bucket", pa.string()), ("tolerance", pa.float64()),
+    ("family", pa.int64()),
     ("question", pa.string()), ("spec", pa.string()), ("answer", pa.string()),
     ("source_ids", pa.list_(pa.string())), ("record_ids", pa.list_(pa.string())),
     ("unit_ids", pa.list_(pa.string())), ("tokens", pa.string()),

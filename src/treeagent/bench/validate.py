@@ -315,6 +315,8 @@ def examples_suite(name: str = "treeagent.bench.examples") -> Any:
         column_A="length", column_B="tokens_max", or_equal=True))
     suite.add_expectation(E.ExpectColumnPairValuesAToBeGreaterThanB(
         column_A="tokens_min", column_B="length_floor", or_equal=True))
+    suite.add_expectation(E.ExpectColumnValuesToBeBetween(
+        column="tolerance", min_value=0.0, max_value=0.25))
     suite.add_expectation(E.ExpectColumnValueLengthsToEqual(column="content_hash", value=64))
     suite.add_expectation(E.ExpectColumnValuesToNotMatchRegex(
         column="question", regex=r"\$[.\[]|\[\s*\d+\s*\]|/html/|\bjson ?path\b|\bxpath\b"))
@@ -330,7 +332,8 @@ def _prepared(df: Any, tolerance: float) -> Any:
     counts = [json.loads(t) if isinstance(t, str) else {} for t in df["tokens"]]
     df["tokens_min"] = [min(c.values()) if c else -1 for c in counts]
     df["tokens_max"] = [max(c.values()) if c else 1 << 62 for c in counts]
-    df["length_floor"] = [math.ceil(n * (1 - tolerance)) for n in df["length"]]
+    df["tolerance"] = df["tolerance"].fillna(tolerance) if "tolerance" in df.columns else tolerance
+    df["length_floor"] = [math.ceil(n * (1 - t)) for n, t in zip(df["length"], df["tolerance"])]
     df["answer_is_null"] = [a is None or a == "null" for a in df["answer"]]
     for c in CHECKS:
         if f"check_{c}" not in df.columns:
@@ -351,6 +354,9 @@ class SuiteResult:
 
 def run_examples_suite(df: Any, tolerance: float = 0.05) -> SuiteResult:
     """Run :func:`examples_suite` over an example table (pandas; GX 1.x ephemeral).
+
+    Each row is held to its own ``tolerance`` column (``tolerance`` here only for rows
+    without one): ``ceil(length * (1 - tolerance)) <= tokens <= length``.
 
     Rows without ``check_*`` columns (a stored table) are held to the table-level
     expectations only; :func:`treeagent.bench.build` adds them for new rows.
