@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo sections test test-vllm vllm-env bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -18,12 +18,25 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# the whole DAG (dvc.yaml) on the embedded default (params.yaml: the demo preset):
+# acquire -> validate -> build -> validate -> evaluate -> score -> report, into reports/
 demo: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python flows/benchmark.py
+	@echo "report: reports/report.md, reports/index.html, reports/figures/"
+
+sections: $(STAMP)
 	$(BIN)/treeagent sections src/treeagent/samples/usgs_events.json --budget 512
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/pytest
+	$(BIN)/ruff check src tests benchmarks flows
+	$(BIN)/pytest -m "not vllm"
+
+# vLLM (CPU build here, GPU build where a GPU is) in its own environment .venv-vllm
+vllm-env: $(STAMP)
+	scripts/vllm_env.sh
+
+test-vllm: vllm-env
+	$(BIN)/pytest -m vllm -s tests/test_llm_vllm.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/sectioning.py

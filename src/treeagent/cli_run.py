@@ -52,18 +52,12 @@ def _fail(message: str, status: int = 2) -> int:
 
 def _read(file: str) -> str | int:
     """The file's text, or an exit status after printing the error (as ``sections``)."""
+    from treeagent import formats
+
     try:
-        raw = Path(file).read_bytes()
-    except OSError as exc:
-        return _fail(f"{file}: {exc.strerror or exc}")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        head = raw[: exc.start]
-        line = head.count(b"\n") + 1
-        col = exc.start - (head.rfind(b"\n") + 1) + 1
-        return _fail(f"{file}:{line}:{col}: not valid UTF-8")
-    return " " + text[1:] if text.startswith("\ufeff") else text  # keep offsets
+        return formats.read_document(file)
+    except formats.ReadError as exc:
+        return _fail(str(exc))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,18 +31,9 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return _fail(f"{args.file}: {exc.strerror or exc}")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        head = raw[: exc.start]
-        line = head.count(b"\n") + 1
-        col = exc.start - (head.rfind(b"\n") + 1) + 1
-        return _fail(f"{args.file}:{line}:{col}: not valid UTF-8")
-    if text.startswith("\ufeff"):
-        text = " " + text[1:]  # keep offsets; a BOM is not content
+        text = formats.read_document(path)
+    except formats.ReadError as exc:
+        return _fail(str(exc))
     if args.budget < 1:
         return _fail("--budget: must be a positive number of tokens")
     fmt = args.format or formats.detect(path, text)

@@ -43,6 +43,27 @@ def detect(path: str | Path, text: str) -> str:
     return "yaml"
 
 
+class ReadError(Exception):
+    """A document that cannot be read; the message names the file (and line:col)."""
+
+
+def read_document(path: str | Path) -> str:
+    """The UTF-8 text of ``path``; a byte-order mark becomes a space so that character
+    offsets stay those of the file. Raises ``ReadError('FILE[:LINE:COL]: why')``."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ReadError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        head = raw[: exc.start]
+        line = head.count(b"\n") + 1
+        col = exc.start - (head.rfind(b"\n") + 1) + 1
+        raise ReadError(f"{path}:{line}:{col}: not valid UTF-8") from None
+    return " " + text[1:] if text.startswith("\ufeff") else text
+
+
 def parse(text: str, fmt: str) -> Tree:
     """Parse ``text`` as ``fmt``; raises ``treeagent.tree.ParseError`` on bad input."""
     return _module(fmt).parse(text)
