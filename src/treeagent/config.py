@@ -83,12 +83,14 @@ def _demo() -> dict[str, Any]:
         },
         "build": {
             "formats": ["json", "yaml"],
-            "lengths": [2048, 4096],
-            "tasks": list(TASKS),
+            # one small bucket, a lookup, a two-record lookup and an aggregation per
+            # format: the shipped sample's units (~1.5-2.5K tokens) fill 4K within 25%
+            "lengths": [4096],
+            "tasks": ["one_field", "two_records", "conditional_count"],
             "per_cell": 1,
             "questions_per_context": 1,
             "tokenizers": ["qwen3"],
-            "tolerance": 0.05,
+            "tolerance": 0.25,
             "allow_reuse": True,
         },
         "sectioning": {"base_budget": 2000, "search": SEARCH_RULE},
@@ -103,7 +105,7 @@ def _demo() -> dict[str, Any]:
             "concurrency": 8,
             "cache": ".cache/calls.sqlite",
         },
-        "agents": {name: {"model": "smollm2", "revision": "auto", "max_new_tokens": 96,
+        "agents": {name: {"model": "smollm2", "revision": "auto", "max_new_tokens": 64,
                           "options": {}, "engine_options": {}} for name in AGENTS},
         "report": {"dataset": "json"},
     }
