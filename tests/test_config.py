@@ -111,7 +111,7 @@ def test_stage_arguments() -> None:
     assert name == "transformers" and options["model"] == "smollm2"
     assert "revision" not in options  # auto: the engine hashes the local weights
     kwargs = p.evaluate_kwargs("memagent")
-    assert kwargs["base_budget"] == 2000 and kwargs["options"] == {"max_new_tokens": 96}
+    assert kwargs["base_budget"] == 2000 and kwargs["options"] == {"max_new_tokens": 64}
     assert p.build_kwargs()["seed"] == 42
     assert config.validate(config.preset("paper")).engine_spec("rememr1")[1][
         "max_model_len"] == 40960
