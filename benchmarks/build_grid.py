@@ -3,7 +3,7 @@ mirror and print wall time, peak memory, bytes on disk, counts and shortfalls (i
 
     python benchmarks/build_grid.py [--mirror ../shared/sources] [--raw raw] [--out validated]
         [--formats json html yaml javascript] [--lengths 8K ... 1M] [--per-cell 50]
-        [--no-acquire] [--no-recount]
+        [--no-acquire] [--no-recount] [--js-repos eslint=PATH webpack=PATH ...]
 
 Goal: <= 30 minutes and <= 2 GB here, every kept example valid (the GX suite over the
 written tables is run again at the end).
@@ -37,9 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions-per-context", type=int, default=5)
     ap.add_argument("--allow-reuse", action="store_true")
     ap.add_argument("--no-acquire", action="store_true")
+    ap.add_argument("--js-repos", nargs="*", default=[], metavar="NAME=PATH",
+                    help="local clones (bare or not) of the JS repositories (eslint, webpack, "
+                         "threejs, plotly, babel, lodash), read at their pinned commits")
     ap.add_argument("--no-recount", action="store_true",
                     help="validation trusts construction's full token count of each context")
     args = ap.parse_args(argv)
+    js_repos = dict(kv.split("=", 1) for kv in args.js_repos)
     os.environ.setdefault("PYTHONHASHSEED", "0")
 
     import pandas as pd
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     if not args.no_acquire:
         sources.acquire("mirror", formats=args.formats, raw_dir=args.raw,
-                        mirror_dir=args.mirror, progress=False)
+                        mirror_dir=args.mirror, js_repos=js_repos or None, progress=False)
     t_acq = time.time()
     units = {f: list(sources.units(f, raw_dir=args.raw)) for f in args.formats}
     t_units = time.time()
