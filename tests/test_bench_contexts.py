@@ -45,6 +45,22 @@ def test_pieces_drop_document_framing_only():
     assert validate.unit_pieces("javascript", text) == ["const rules = {a: 1};", "[1, 2]"]
 
 
+@pytest.mark.parametrize("statement", [
+    "var \\u0061 = {\\u0061: 1};",  # escaped identifier (a real ESLint test initializer)
+    "const caf\u00e9 = [1];",
+    "let $x_1 = {b: [2]};",
+    "exports.\\u0062 = {c: 3};",
+])
+def test_js_bindings_with_any_identifier_stay_statements(statement):
+    """A binding statement is never wrapped as ``const entry_N = <statement>`` (found by the
+    paper-grid build: 1,401 JS contexts failed their re-parse at the wrapped statement)."""
+    pieces = [contexts.piece("javascript", statement), "[1, 2]"]
+    text = contexts.compose("javascript", pieces)
+    assert text.startswith(statement)
+    formats.parse(text, "javascript")
+    assert validate.unit_pieces("javascript", text) == pieces
+
+
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 @pytest.mark.parametrize("length", [2048, 8192])
 def test_lengths_hit_their_bucket_from_below_under_both_tokenizers(fmt, length, counter):

@@ -45,8 +45,11 @@ ALL_BUCKETS = {**DEMO_BUCKETS, **BUCKETS}
 DEFAULT_TOKENIZERS = ("qwen3", "qwen2.5")
 DEFAULT_TOLERANCE = 0.05
 
-_JS_NAME = re.compile(r"(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)|"
-                      r"(module\.exports)\b|export\s+(default)\b|exports\.([A-Za-z_$][\w$]*)")
+# an IdentifierName: Unicode letters, $, _ and \uXXXX / \u{X...} escapes (`var \u0061`)
+_JS_ESC = r"\\u(?:[0-9a-fA-F]{4}|\{[0-9a-fA-F]+\})"
+_JS_IDENT = rf"(?:[^\W\d]|\$|{_JS_ESC})(?:[\w$\u200c\u200d]|{_JS_ESC})*"
+_JS_NAME = re.compile(rf"(?:export\s+)?(?:const|let|var)\s+({_JS_IDENT})|"
+                      rf"(module\.exports)\b|export\s+(default)\b|exports\.({_JS_IDENT})")
 _HTML_BODY = re.compile(r"<body\b[^>]*>(.*)</body\s*>", re.S | re.I)
 
 
