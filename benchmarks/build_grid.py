@@ -58,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     t_acq = time.time()
     # lazy: each format's units are parsed when its build starts, released after it
     units = {f: sources.units(f, raw_dir=args.raw) for f in args.formats}
-    t_units = time.time()
     print(f"acquire {t_acq - t0:.0f} s", flush=True)
     params = build.BuildParams(formats=tuple(args.formats),
                                lengths=tuple(parse_bucket(x) for x in args.lengths),
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     inv = result.inventory
     print(f"\nwall {t_end - t0:.0f} s (acquire {t_acq - t0:.0f}, units + build + validate "
-          f"{t_build - t_units:.0f}, re-check {t_end - t_build:.0f}); "
+          f"{t_build - t_acq:.0f}, re-check {t_end - t_build:.0f}); "
           f"peak RSS {_peak_mb():.0f} MB; {size / 1e6:.1f} MB on disk in {out}/")
     print(f"examples kept {inv['examples']} of "
           f"{len(args.formats) * len(params.tasks) * len(params.lengths) * params.per_cell}; "

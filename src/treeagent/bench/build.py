@@ -305,19 +305,16 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
     result = BuildResult()
     candidates: list[dict[str, Any]] = []
     infos: dict[str, Any] = {}
-    # per format only the unit table's columns are kept: the units' records (most of the
+    # per format only what the unit table needs is kept: the units' records (most of the
     # memory on the paper grid) are released before the next format is built
-    unit_tables: dict[str, list[dict[str, Any]]] = {}
+    unit_tables: dict[str, list[tuple[Any, ...]]] = {}
     for fmt in params.formats:
         rows, info, units, pool = build_format(fmt, units_by_format.get(fmt, ()), params,
                                                counter, extract, progress)
         candidates += rows
         infos[fmt] = info
-        unit_tables[fmt] = [
-            {"unit_id": u.id, "source": u.source, "text": p, "sha256": validate.sha256(p),
-             "provenance": json.dumps(u.provenance, sort_keys=True, default=str),
-             "flags": list(u.flags)}
-            for u, p in zip(units, pool.pieces)]
+        unit_tables[fmt] = [(u.id, u.source, p, u.provenance, u.flags)
+                            for u, p in zip(units, pool.pieces)]
         del rows, units, pool
     kept: list[dict[str, Any]] = []
     if candidates:
@@ -336,7 +333,11 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
         result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
                                 for r in rows]
         needed = {u for r in rows for u in r["unit_ids"]}
-        result.units[fmt] = [u for u in unit_tables.pop(fmt) if u["unit_id"] in needed]
+        result.units[fmt] = [
+            {"unit_id": uid, "source": source, "text": p, "sha256": validate.sha256(p),
+             "provenance": json.dumps(provenance, sort_keys=True, default=str),
+             "flags": list(flags)}
+            for uid, source, p, provenance, flags in unit_tables.pop(fmt) if uid in needed]
     result.inventory.update(_inventory(params, result, infos))
     _write(out, params, result)
     return result
