@@ -103,7 +103,9 @@ def test_model_updated_event_triggers_a_run(server: tuple[str, dict[str, str]],
         (dep,) = deployments
         assert dep["name"] == "treeagent"
         assert [s["schedule"]["cron"] for s in dep["schedules"]] == ["0 3 * * *"]
-        automations = _post(api, "/automations/filter", {})
+        # serve() creates the deployment first and its trigger's automation just after.
+        automations = _wait(lambda: _post(api, "/automations/filter", {}), 60,
+                            "the deployment's automation", serve, log)
         assert any("model.updated" in a["trigger"]["expect"] for a in automations)
 
         bump = subprocess.run([str(BIN / "python"), str(ROOT / "flows" / "schedule.py"),
