@@ -24,6 +24,11 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:  # Linux; the peak above is portable
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirror", default=str(Path(__file__).resolve().parents[2] / "shared"
@@ -70,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         if done == total or done - marks.get(fmt, 0) >= total / 10:
             marks[fmt] = done
             print(f"  {fmt}: {done}/{total} ({time.time() - t0:.0f} s, "
-                  f"peak {_peak_mb():.0f} MB)", flush=True)
+                  f"RSS {_rss_mb():.0f} MB, peak {_peak_mb():.0f} MB)", flush=True)
 
     result = build.build(params, units, Path(args.out), progress=progress)
     t_build = time.time()

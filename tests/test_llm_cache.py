@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import sqlite3
 
 from hypothesis import given
@@ -29,6 +32,19 @@ requests = st.builds(
 def test_key_is_stable_and_ignores_the_trace_only_kind(req: Request) -> None:
     again = Request(req.messages, req.sampling, kind="other")
     assert call_key("e", "m", "r", req) == call_key("e", "m", "r", again)
+
+
+@given(requests, st.sampled_from([None, 7]), st.sampled_from([1.0, 0.9]))
+def test_key_covers_every_sampling_field_as_written_before(req: Request, seed, top_p) -> None:
+    """Keys of caches already on disk stay valid: the sampling part is every field of
+    Sampling (a new field must enter the key) serialized as dataclasses.asdict did."""
+    req = Request(req.messages, dataclasses.replace(req.sampling, seed=seed, top_p=top_p))
+    sampling = dataclasses.asdict(req.sampling)
+    sampling["stop"] = list(req.sampling.stop)
+    prompt = [[[m.role, m.content] for m in req.messages], list(req.tools)]
+    body = json.dumps(["e", "m", "r", prompt, sampling], sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode()
+    assert call_key("e", "m", "r", req) == hashlib.sha256(body).hexdigest()
 
 
 @given(requests, st.sampled_from(["engine", "model", "revision", "prompt", "sampling", "tools"]))

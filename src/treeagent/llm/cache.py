@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from treeagent.llm.base import Request, Response
@@ -65,8 +65,9 @@ def prompt_hash(request: Request) -> str:
 
 def call_key(engine: str, model: str, revision: str, request: Request) -> str:
     """The cache key: sha256 over engine, model id, revision, prompt and sampling."""
-    sampling = asdict(request.sampling)
-    sampling["stop"] = list(request.sampling.stop)
+    s = request.sampling  # the fields of Sampling, as dataclasses.asdict would give them
+    sampling = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
+                "seed": s.seed, "stop": list(s.stop)}
     payload = [engine, model, revision, rendered_prompt(request), sampling]
     return hashlib.sha256(_canonical(payload)).hexdigest()
 

@@ -151,6 +151,8 @@ class OpenAIEngine:
 
     # -- calls ------------------------------------------------------------------------
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        if len(requests) == 1:  # the scheduler's usual case: no gather task in between
+            return [await self.complete(requests[0])]
         return list(await asyncio.gather(*(self.complete(r) for r in requests)))
 
     async def complete(self, request: Request) -> Response:
