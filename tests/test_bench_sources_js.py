@@ -87,7 +87,9 @@ _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
                     st.floats(allow_nan=False, allow_infinity=False, width=64), _TEXT)
 _VALUE = st.recursive(_SCALAR, lambda inner: st.one_of(
     st.lists(inner, max_size=4),
-    st.dictionaries(st.one_of(_IDENT, _TEXT), inner, max_size=4)), max_leaves=12)
+    # '__proto__' is rejected as ambiguous (its own test in test_javascript_format.py)
+    st.dictionaries(st.one_of(_IDENT, _TEXT).filter(lambda k: k != "__proto__"), inner,
+                    max_size=4)), max_leaves=12)
 
 
 def _string(s: str, quote: str) -> str:

@@ -690,3 +690,32 @@ def test_property_bare_literals(doc):
 @given(programs())
 def test_property_programs(doc):
     run_property(*doc)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_binding_spans_cut_programs_as_parse_does(doc):
+    text = doc[0].text()
+    tree = js.parse(text)
+    assert js.binding_spans(text) == [(c.start, c.end) for c in tree.root.children]
+
+
+# structure and syntax errors: binding_spans (no value checks) reports what parse does
+STRUCTURAL = [r for r in REJECTIONS if r[1].startswith((
+    "syntax error", "statement is not", "duplicate binding", "declaration of",
+    "destructuring", "no static initializer")) and not r[0].lstrip().startswith(("{", "["))]
+
+
+@pytest.mark.parametrize(("text", "message", "line", "col"), STRUCTURAL)
+def test_binding_spans_errors(text, message, line, col):
+    with pytest.raises(ParseError) as e:
+        js.binding_spans(text)
+    assert e.value.message.startswith(message), e.value.message
+    assert (e.value.line, e.value.col) == (line, col)
+
+
+def test_binding_spans_leave_values_to_the_unit_check():
+    text = "const a = {x: f()};\nconst b = [1];"  # a call: only parse rejects it
+    assert js.binding_spans(text) == [(0, 19), (20, 34)]
+    with pytest.raises(ParseError, match="call expression"):
+        js.parse(text)

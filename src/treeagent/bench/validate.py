@@ -31,6 +31,7 @@ from typing import Any
 from treeagent import formats
 from treeagent.bench import tasks
 from treeagent.bench.model import Record
+from treeagent.formats import javascript
 from treeagent.scoring import TASKS
 
 Extractor = Callable[[str, str, str], list[Record]]
@@ -65,6 +66,13 @@ def unit_pieces(fmt: str, text: str) -> list[str]:
     Raises ``treeagent.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
     that is not a composition of units: wrong root, stray content).
     """
+    if fmt == "javascript":  # the values are re-checked unit by unit (check_context)
+        out = []
+        for start, end in javascript.binding_spans(text):
+            src = text[start:end]  # a wrapped bare literal, or the unit's own statement
+            m = _JS_WRAP.match(src)
+            out.append(src[m.end():-1] if m and src.endswith(";") else src)
+        return out
     tree = formats.parse(text, fmt)
     root = tree.root
     if fmt == "json":
@@ -94,15 +102,6 @@ def unit_pieces(fmt: str, text: str) -> list[str]:
             if not (src.startswith("<section>") and src.endswith("</section>")):
                 raise ValueError("a unit's <section> is not closed")
             out.append(src[len("<section>"):-len("</section>")])
-        return out
-    if fmt == "javascript":
-        if root.kind != "program":
-            raise ValueError("context is not a module of initializers")
-        out = []
-        for c in root.children:  # a wrapped bare literal, or the unit's own statement
-            src = text[c.start:c.end]
-            m = _JS_WRAP.match(src)
-            out.append(src[m.end():-1] if m and src.endswith(";") else src)
         return out
     raise ValueError(f"unknown format {fmt!r}")
 

@@ -63,7 +63,7 @@ import math
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -1030,10 +1030,12 @@ def _parse_bare(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree, ob
     return Tree(text, lit.nodes[0], "javascript", "$"), lit.values[0]
 
 
-def _parse_program(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree, object]:
-    c = builder.off.char
-    root = Node("program", 0, len(text))
-    result: dict[str, object] = {}
+def _program_bindings(root_ts: TSNode, c: Callable[[int], int]
+                      ) -> Iterator[tuple[str, TSNode, int, int]]:
+    """Each top-level binding of a program of initializers as (label, value, start, end)
+    (a declaration of several bindings is split between them); _Reject for a statement
+    that is not a binding and for a duplicate name."""
+    labels: set[str] = set()
     prologue = True
     for stmt in _significant(root_ts):
         if prologue and stmt.type == "expression_statement" and stmt.named_child_count == 1 \
@@ -1051,18 +1053,46 @@ def _parse_program(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree,
         for i, (label, value_ts, span_ts) in enumerate(found):
             start = s_start if i == 0 else c(span_ts.start_byte)
             end = s_end if i == len(found) - 1 else c(span_ts.end_byte)
-            if label in result:
+            if label in labels:
                 raise _Reject(c(span_ts.start_byte), f"duplicate binding {label!r}")
-            value_ts = _unparen(value_ts)
-            lit = builder.build(value_ts, start, key_step(label), label)
-            builder.check(lit)
-            node = lit.nodes[0]
-            node.end = end
-            root.children.append(node)
-            result[label] = lit.values[0]
+            labels.add(label)
+            yield label, _unparen(value_ts), start, end
+
+
+def _parse_program(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree, object]:
+    root = Node("program", 0, len(text))
+    result: dict[str, object] = {}
+    for label, value_ts, start, end in _program_bindings(root_ts, builder.off.char):
+        lit = builder.build(value_ts, start, key_step(label), label)
+        builder.check(lit)
+        node = lit.nodes[0]
+        node.end = end
+        root.children.append(node)
+        result[label] = lit.values[0]
     if not root.children:
         raise ParseError.at(text, 0, "no static initializer found")
     return Tree(text, root, "javascript", "$"), result
+
+
+def binding_spans(text: str) -> list[tuple[int, int]]:
+    """The character span of each top-level binding of a program of initializers, as
+    :func:`parse` would cut it, without building or cross-checking the values: a syntax
+    check of the whole text and the statement structure only (for re-reading long
+    compositions whose values are checked unit by unit). ParseError as :func:`parse`."""
+    data = _ts_bytes(text)
+    offsets = _Offsets(text, 0)
+    root_ts = Parser(_LANGUAGE).parse(data).root_node
+    err = _first_syntax_error(root_ts)
+    if err is not None:
+        at, message = _syntax_error(err, len(data.rstrip()))
+        raise ParseError.at(text, offsets.char(at), message)
+    try:
+        spans = [(start, end) for _, _, start, end in _program_bindings(root_ts, offsets.char)]
+    except _Reject as rej:
+        raise ParseError.at(text, rej.offset, rej.message) from None
+    if not spans:
+        raise ParseError.at(text, 0, "no static initializer found")
+    return spans
 
 
 def parse(text: str, *, dynamic: Dynamic = "reject", crosscheck: Crosscheck = "mixed") -> Tree:
