@@ -92,7 +92,6 @@ class BuildResult:
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     rejections: list[dict[str, Any]] = field(default_factory=list)
     inventory: dict[str, Any] = field(default_factory=dict)
-    units: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ per format
@@ -303,43 +302,55 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
         from treeagent.bench.sources import records_from_text as extract
     counter = contexts.Counter(params.tokenizers)
     result = BuildResult()
-    candidates: list[dict[str, Any]] = []
     infos: dict[str, Any] = {}
-    # per format only what the unit table needs is kept: the units' records (most of the
-    # memory on the paper grid) are released before the next format is built
-    unit_tables: dict[str, list[tuple[Any, ...]]] = {}
+    suites: dict[tuple[str, str], tuple[bool, int]] = {}
+    out = Path(out)
+    sizes: dict[str, int] = {}
+    order = {t: i for i, t in enumerate(TASKS)}
+    # one format at a time: build, validate (GX), write, release -- the units' records
+    # and the candidates of a format are gone before the next format is built
     for fmt in params.formats:
         rows, info, units, pool = build_format(fmt, units_by_format.get(fmt, ()), params,
                                                counter, extract, progress)
-        candidates += rows
         infos[fmt] = info
-        unit_tables[fmt] = [(u.id, u.source, p, u.provenance, u.flags)
-                            for u, p in zip(units, pool.pieces)]
-        del rows, units, pool
-    kept: list[dict[str, Any]] = []
-    if candidates:
-        df = pd.DataFrame(candidates)
-        suite = validate.run_examples_suite(df, params.tolerance)
-        result.rejections = validate.rejections(df, suite)
-        bad = set(suite.failed)
-        kept = [r for i, r in enumerate(candidates) if i not in bad]
-        result.inventory["expectations"] = [
-            {"expectation": t, "column": c, "success": s, "unexpected": n}
-            for t, c, s, n in suite.expectations]
-    order = {t: i for i, t in enumerate(TASKS)}
-    for fmt in params.formats:
-        rows = sorted((r for r in kept if r["format"] == fmt),
-                      key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
+        kept: list[dict[str, Any]] = []
+        if rows:
+            df = pd.DataFrame(rows)
+            suite = validate.run_examples_suite(df, params.tolerance)
+            result.rejections += validate.rejections(df, suite)
+            bad = set(suite.failed)
+            kept = [r for i, r in enumerate(rows) if i not in bad]
+            for t, c, ok, n in suite.expectations:  # the verdict over all formats
+                was_ok, was_n = suites.get((t, c), (True, 0))
+                suites[(t, c)] = (was_ok and ok, was_n + n)
+            del df, suite
+        kept.sort(key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
         result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
-                                for r in rows]
-        needed = {u for r in rows for u in r["unit_ids"]}
-        result.units[fmt] = [
-            {"unit_id": uid, "source": source, "text": p, "sha256": validate.sha256(p),
-             "provenance": json.dumps(provenance, sort_keys=True, default=str),
-             "flags": list(flags)}
-            for uid, source, p, provenance, flags in unit_tables.pop(fmt) if uid in needed]
+                                for r in kept]
+        needed = {u for r in kept for u in r["unit_ids"]}
+        table = [
+            {"unit_id": u.id, "source": u.source, "text": p, "sha256": validate.sha256(p),
+             "provenance": json.dumps(u.provenance, sort_keys=True, default=str),
+             "flags": list(u.flags)}
+            for u, p in zip(units, pool.pieces) if u.id in needed]
+        sizes[f"examples/{fmt}.parquet"] = io.write_examples(
+            result.examples[fmt], out / "examples" / f"{fmt}.parquet", params.tokenizers)
+        sizes[f"units/{fmt}.parquet"] = io.write_table(
+            table, io.UNIT_FIELDS, out / "units" / f"{fmt}.parquet")
+        del rows, kept, units, pool, table
+    if suites:
+        result.inventory["expectations"] = [
+            {"expectation": t, "column": c, "success": ok, "unexpected": n}
+            for (t, c), (ok, n) in suites.items()]
     result.inventory.update(_inventory(params, result, infos))
-    _write(out, params, result)
+    sizes["rejections.parquet"] = io.write_table(
+        sorted(result.rejections, key=lambda r: r["id"]), io.REJECTION_FIELDS,
+        out / "rejections.parquet")
+    result.inventory["bytes"] = sizes
+    (out / "inventory.json").write_text(
+        json.dumps(result.inventory, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        encoding="utf-8")
+    (out / "inventory.md").write_text(markdown(result.inventory), encoding="utf-8")
     return result
 
 
@@ -381,21 +392,3 @@ def markdown(inv: dict[str, Any]) -> str:
         lines += ["\n## Rejections by reason\n", "| format: reason | count |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in inv["rejections"].items()]
     return "\n".join(lines) + "\n"
-
-
-def _write(out: Path, params: BuildParams, result: BuildResult) -> None:
-    out = Path(out)
-    sizes = {}
-    for fmt in params.formats:
-        sizes[f"examples/{fmt}.parquet"] = io.write_examples(
-            result.examples[fmt], out / "examples" / f"{fmt}.parquet", params.tokenizers)
-        sizes[f"units/{fmt}.parquet"] = io.write_table(
-            result.units[fmt], io.UNIT_FIELDS, out / "units" / f"{fmt}.parquet")
-    sizes["rejections.parquet"] = io.write_table(
-        sorted(result.rejections, key=lambda r: r["id"]), io.REJECTION_FIELDS,
-        out / "rejections.parquet")
-    result.inventory["bytes"] = sizes
-    (out / "inventory.json").write_text(
-        json.dumps(result.inventory, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        encoding="utf-8")
-    (out / "inventory.md").write_text(markdown(result.inventory), encoding="utf-8")
