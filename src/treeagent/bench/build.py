@@ -343,6 +343,12 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
             {"expectation": t, "column": c, "success": ok, "unexpected": n}
             for (t, c), (ok, n) in suites.items()]
     result.inventory.update(_inventory(params, result, infos))
+    _write_summary(out, result, sizes)
+    return result
+
+
+def _write_summary(out: Path, result: BuildResult, sizes: dict[str, int]) -> None:
+    """``rejections.parquet`` and ``inventory.{json,md}`` (after every format's tables)."""
     sizes["rejections.parquet"] = io.write_table(
         sorted(result.rejections, key=lambda r: r["id"]), io.REJECTION_FIELDS,
         out / "rejections.parquet")
@@ -351,7 +357,6 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
         json.dumps(result.inventory, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
         encoding="utf-8")
     (out / "inventory.md").write_text(markdown(result.inventory), encoding="utf-8")
-    return result
 
 
 def _inventory(params: BuildParams, result: BuildResult, infos: dict[str, Any]) -> dict[str, Any]:

@@ -983,19 +983,24 @@ def _ts_bytes(text: str) -> bytes:
     return data.replace(b"\0", b"\x01") if "\0" in text else data
 
 
-def _parse(text: str, dynamic: Dynamic, crosscheck: Crosscheck) -> tuple[Tree, object]:
-    lead = _LEAD.match(text)
-    first = text[lead.end() : lead.end() + 1] if lead else ""
-    bare = first in ("{", "[", "(")
-    prefix = _BARE_PREFIX if bare else ""
+def _syntax_tree(text: str, prefix: str = "") -> tuple[TSNode, _Offsets]:
+    """Tree-sitter's root for ``prefix + text`` and its offsets into ``text``;
+    ParseError at the first syntax error."""
     data = _ts_bytes(prefix + text)
     offsets = _Offsets(text, len(prefix))
-    tree = Parser(_LANGUAGE).parse(data)
-    root_ts = tree.root_node
+    root_ts = Parser(_LANGUAGE).parse(data).root_node
     err = _first_syntax_error(root_ts)
     if err is not None:
         at, message = _syntax_error(err, len(data.rstrip()))
         raise ParseError.at(text, offsets.char(at), message)
+    return root_ts, offsets
+
+
+def _parse(text: str, dynamic: Dynamic, crosscheck: Crosscheck) -> tuple[Tree, object]:
+    lead = _LEAD.match(text)
+    first = text[lead.end() : lead.end() + 1] if lead else ""
+    bare = first in ("{", "[", "(")
+    root_ts, offsets = _syntax_tree(text, _BARE_PREFIX if bare else "")
     builder = _Builder(text, offsets, dynamic, crosscheck)
     try:
         if bare:
@@ -1079,13 +1084,7 @@ def binding_spans(text: str) -> list[tuple[int, int]]:
     :func:`parse` would cut it, without building or cross-checking the values: a syntax
     check of the whole text and the statement structure only (for re-reading long
     compositions whose values are checked unit by unit). ParseError as :func:`parse`."""
-    data = _ts_bytes(text)
-    offsets = _Offsets(text, 0)
-    root_ts = Parser(_LANGUAGE).parse(data).root_node
-    err = _first_syntax_error(root_ts)
-    if err is not None:
-        at, message = _syntax_error(err, len(data.rstrip()))
-        raise ParseError.at(text, offsets.char(at), message)
+    root_ts, offsets = _syntax_tree(text)
     try:
         spans = [(start, end) for _, _, start, end in _program_bindings(root_ts, offsets.char)]
     except _Reject as rej:
