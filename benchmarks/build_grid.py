@@ -51,9 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     js_repos = dict(kv.split("=", 1) for kv in args.js_repos)
     os.environ.setdefault("PYTHONHASHSEED", "0")
 
-    import pandas as pd
+    import pyarrow.parquet as pq
 
-    from treeagent.bench import build, sources, validate
+    from treeagent.bench import build, io, sources, validate
     from treeagent.bench.contexts import parse_bucket
 
     t0 = time.time()
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     # every kept example must pass the suite again, read back from disk
     bad = 0
     for fmt in args.formats:
-        df = pd.read_parquet(Path(args.out) / "examples" / f"{fmt}.parquet")
+        df = io.examples_frame(pq.read_table(Path(args.out) / "examples" / f"{fmt}.parquet"))
         if len(df):
             res = validate.run_examples_suite(df, params.tolerance)
             bad += len(res.failed)

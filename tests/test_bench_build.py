@@ -80,6 +80,24 @@ def test_every_cell_is_filled_and_every_example_reads_back_valid(built):
     assert "| one_field | 1 |" in (out / "inventory.md").read_text()
 
 
+def test_examples_frame_counts_recipes_and_keeps_a_missing_one_null(built):
+    """The suites read recipes as unit counts; a null recipe stays null and fails."""
+    import pyarrow as pa
+
+    out, _ = built
+    table = pq.read_table(out / "examples" / "javascript.parquet")
+    lists = table["unit_ids"].to_pylist()
+    frame = io.examples_frame(table)
+    assert frame["unit_ids"].tolist() == [len(u) for u in lists] and min(lists, key=len)
+    assert validate.run_examples_suite(frame).success
+    broken = table.set_column(table.column_names.index("unit_ids"), "unit_ids",
+                              pa.array([None] + lists[1:], pa.list_(pa.string())))
+    frame = io.examples_frame(broken)
+    assert frame["unit_ids"].isna().tolist() == [True] + [False] * (len(lists) - 1)
+    failed = validate.run_examples_suite(frame).failed
+    assert list(failed) == [0] and any("unit_ids" in f for f in failed[0])
+
+
 def test_failures_are_rejected_with_their_reason_never_dropped(tmp_path):
     def lossy(fmt, source, text):  # the validator's re-extraction misses odd-depth events
         return [r for r in extract(fmt, source, text) if r.fields["depth"] % 2 == 0]

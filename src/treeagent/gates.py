@@ -240,48 +240,54 @@ def raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
 
 def examples_frame(validated_dir: str | os.PathLike[str], formats: Iterable[str],
                    recheck: bool = True, tolerance: float = 0.05) -> Any:
-    """The stored examples of ``formats`` as one DataFrame. With ``recheck`` every row is
-    validated again independently of construction (issue 4's per-row checks: re-parse the
+    """The stored examples of ``formats`` as one DataFrame (``unit_ids`` as unit counts:
+    :func:`treeagent.bench.io.examples_frame`). With ``recheck`` every row is validated
+    again independently of construction (issue 4's per-row checks: re-parse the
     materialized context, re-extract records, execute the spec, answer uniqueness, scope,
     source ids, question contract) into ``check_*`` columns ("" = passed)."""
     import pandas as pd
+    import pyarrow.parquet as pq
+
+    from treeagent.bench import io
 
     frames = []
     for fmt in formats:
         path = Path(validated_dir) / "examples" / f"{fmt}.parquet"
         if not path.exists():
             raise FileNotFoundError(f"{path}: no examples for format {fmt!r} (run the build)")
-        df = pd.read_parquet(path)
+        table = pq.read_table(path)
+        df = io.examples_frame(table)
         if recheck and len(df):
-            df = pd.concat([df, pd.DataFrame(_recheck(path, fmt, df, tolerance))], axis=1)
+            df = pd.concat([df, pd.DataFrame(_recheck(path, fmt, table, tolerance))], axis=1)
         frames.append(df)
+        del table
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _recheck(path: Path, fmt: str, df: Any, tolerance: float) -> list[dict[str, str]]:
+def _recheck(path: Path, fmt: str, table: Any, tolerance: float) -> list[dict[str, str]]:
     import pyarrow.parquet as pq
 
     from treeagent.bench import io, validate
     from treeagent.bench.sources import records_from_text
 
-    table = pq.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text",
+    units = pq.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text",
                                                              "sha256"]).to_pydict()
-    texts = dict(zip(table["unit_id"], zip(table["source"], table["text"])))
-    digests = dict(zip(table["unit_id"], zip(table["source"], table["sha256"])))
+    texts = dict(zip(units["unit_id"], zip(units["source"], units["text"])))
+    digests = dict(zip(units["unit_id"], zip(units["source"], units["sha256"])))
     cache: dict[str, Any] = {}
     out = []
-    for row in df.to_dict("records"):
-        unit_ids = list(row["unit_ids"])
-        missing = [u for u in unit_ids if u not in texts]
-        if missing:
-            out.append({f"check_{c}": "" for c in validate.CHECKS}
-                       | {"check_units": f"unit {missing[0]!r} not in the unit table"})
-            continue
-        text = io.materialize(fmt, unit_ids, texts)
-        ctx = validate.check_context(fmt, text, unit_ids, digests, records_from_text, None,
-                                     cache)
-        row = {**row, "source_ids": list(row["source_ids"])}
-        out.append(validate.check_example(row, ctx, tolerance))
+    for batch in table.to_batches(max_chunksize=256):  # rows as Python lists, a few at a time
+        for row in batch.to_pylist():
+            unit_ids = row["unit_ids"] or []
+            missing = [u for u in unit_ids if u not in texts]
+            if missing:
+                out.append({f"check_{c}": "" for c in validate.CHECKS}
+                           | {"check_units": f"unit {missing[0]!r} not in the unit table"})
+                continue
+            text = io.materialize(fmt, unit_ids, texts)
+            ctx = validate.check_context(fmt, text, unit_ids, digests, records_from_text,
+                                         None, cache)
+            out.append(validate.check_example(row, ctx, tolerance))
     return out
 
 

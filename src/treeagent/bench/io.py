@@ -128,6 +128,19 @@ def read_examples(path: str | Path, *, ids: Sequence[str] | None = None,
             )
 
 
+def examples_frame(table: pa.Table) -> Any:
+    """An example table as a pandas DataFrame for the GX suites, ``unit_ids`` replaced by
+    each row's unit count (a null list stays null). The suites only need the recipe to be
+    present; as Python lists the recipes of 512K/1M-token contexts cost most of the
+    frame's memory (the paper grid's JS table: ~730 MB in pandas, ~40 MB without them)."""
+    import pyarrow.compute as pc
+
+    if "unit_ids" in table.column_names:
+        i = table.column_names.index("unit_ids")
+        table = table.set_column(i, "unit_ids", pc.list_value_length(table["unit_ids"]))
+    return table.to_pandas()
+
+
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """The stored rows of a table, without materializing contexts."""
     return pq.read_table(path).to_pylist()
