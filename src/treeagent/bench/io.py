@@ -55,17 +55,24 @@ def token_column(name: str) -> str:
 
 
 def write_table(rows: Sequence[dict[str, Any]], fields: list[tuple[str, pa.DataType]],
-                path: Path) -> int:
-    """Write rows with a fixed schema and fixed writer options (same rows -> same bytes)."""
+                path: Path, row_group_size: int = 128) -> int:
+    """Write rows with a fixed schema and fixed writer options (same rows -> same bytes).
+
+    Rows are converted and written one row group at a time, so Arrow never holds the
+    whole table: the recipes of a format's 512K/1M-token contexts are millions of unit
+    ids (converted at once for the paper grid's JS table: +550 MB of RSS; by 128 rows: +130 MB).
+    """
     schema = pa.schema(fields)
-    table = pa.Table.from_pylist([{k: r.get(k) for k, _ in fields} for r in rows],
-                                 schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    pq.write_table(table, tmp, compression="zstd", compression_level=9,
-                   row_group_size=4096, use_dictionary=True, write_statistics=False,
-                   store_schema=False)
+    with pq.ParquetWriter(tmp, schema, compression="zstd", compression_level=9,
+                          use_dictionary=True, write_statistics=False,
+                          store_schema=False) as writer:
+        for i in range(0, max(len(rows), 1), row_group_size):
+            part = [{k: r.get(k) for k, _ in fields} for r in rows[i : i + row_group_size]]
+            writer.write_table(pa.Table.from_pylist(part, schema=schema))
     tmp.replace(path)
+    pa.default_memory_pool().release_unused()  # hand Arrow's freed buffers back to the OS
     return path.stat().st_size
 
 
