@@ -51,8 +51,6 @@ def main(argv: list[str] | None = None) -> int:
     js_repos = dict(kv.split("=", 1) for kv in args.js_repos)
     os.environ.setdefault("PYTHONHASHSEED", "0")
 
-    import pyarrow.parquet as pq
-
     from treeagent.bench import build, io, sources, validate
     from treeagent.bench.contexts import parse_bucket
 
@@ -82,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     # every kept example must pass the suite again, read back from disk
     bad = 0
     for fmt in args.formats:
-        df = io.examples_frame(pq.read_table(Path(args.out) / "examples" / f"{fmt}.parquet"))
+        df = io.examples_frame(Path(args.out) / "examples" / f"{fmt}.parquet")
         if len(df):
             res = validate.run_examples_suite(df, params.tolerance)
             bad += len(res.failed)

@@ -80,19 +80,22 @@ def test_every_cell_is_filled_and_every_example_reads_back_valid(built):
     assert "| one_field | 1 |" in (out / "inventory.md").read_text()
 
 
-def test_examples_frame_counts_recipes_and_keeps_a_missing_one_null(built):
+def test_examples_frame_counts_recipes_and_keeps_a_missing_one_null(built, tmp_path):
     """The suites read recipes as unit counts; a null recipe stays null and fails."""
     import pyarrow as pa
 
     out, _ = built
-    table = pq.read_table(out / "examples" / "javascript.parquet")
+    path = out / "examples" / "javascript.parquet"
+    table = pq.read_table(path)
     lists = table["unit_ids"].to_pylist()
-    frame = io.examples_frame(table)
+    frame = io.examples_frame(path)
     assert frame["unit_ids"].tolist() == [len(u) for u in lists] and min(lists, key=len)
+    assert frame.drop(columns="unit_ids").equals(table.drop(["unit_ids"]).to_pandas())
     assert validate.run_examples_suite(frame).success
     broken = table.set_column(table.column_names.index("unit_ids"), "unit_ids",
                               pa.array([None] + lists[1:], pa.list_(pa.string())))
-    frame = io.examples_frame(broken)
+    pq.write_table(broken, tmp_path / "broken.parquet")
+    frame = io.examples_frame(tmp_path / "broken.parquet")
     assert frame["unit_ids"].isna().tolist() == [True] + [False] * (len(lists) - 1)
     failed = validate.run_examples_suite(frame).failed
     assert list(failed) == [0] and any("unit_ids" in f for f in failed[0])

@@ -240,13 +240,13 @@ def raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
 
 def examples_frame(validated_dir: str | os.PathLike[str], formats: Iterable[str],
                    recheck: bool = True, tolerance: float = 0.05) -> Any:
-    """The stored examples of ``formats`` as one DataFrame (``unit_ids`` as unit counts:
-    :func:`treeagent.bench.io.examples_frame`). With ``recheck`` every row is validated
+    """The stored examples of ``formats`` as one DataFrame (recipes as unit counts:
+    :func:`treeagent.bench.io.count_recipes`). With ``recheck`` every row is validated
     again independently of construction (issue 4's per-row checks: re-parse the
     materialized context, re-extract records, execute the spec, answer uniqueness, scope,
     source ids, question contract) into ``check_*`` columns ("" = passed)."""
     import pandas as pd
-    import pyarrow.parquet as pq
+    import pyarrow as pa
 
     from treeagent.bench import io
 
@@ -255,16 +255,23 @@ def examples_frame(validated_dir: str | os.PathLike[str], formats: Iterable[str]
         path = Path(validated_dir) / "examples" / f"{fmt}.parquet"
         if not path.exists():
             raise FileNotFoundError(f"{path}: no examples for format {fmt!r} (run the build)")
-        table = pq.read_table(path)
-        df = io.examples_frame(table)
-        if recheck and len(df):
-            df = pd.concat([df, pd.DataFrame(_recheck(path, fmt, table, tolerance))], axis=1)
+        parts, checks = [], []
+        recheck_row = _rechecker(path, fmt, tolerance) if recheck else None
+        for batch in io.example_batches(path):  # a few rows' recipes in memory at a time
+            if recheck_row is not None:
+                checks += [recheck_row(row) for row in batch.to_pylist()]
+            parts.append(io.count_recipes(batch))
+        if not parts:
+            continue
+        df = pa.Table.from_batches(parts).to_pandas()
+        if checks:
+            df = pd.concat([df, pd.DataFrame(checks)], axis=1)
         frames.append(df)
-        del table
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _recheck(path: Path, fmt: str, table: Any, tolerance: float) -> list[dict[str, str]]:
+def _rechecker(path: Path, fmt: str, tolerance: float) -> Callable[[dict], dict[str, str]]:
+    """Issue 4's per-row checks of one format's stored rows, against its unit table."""
     import pyarrow.parquet as pq
 
     from treeagent.bench import io, validate
@@ -275,20 +282,19 @@ def _recheck(path: Path, fmt: str, table: Any, tolerance: float) -> list[dict[st
     texts = dict(zip(units["unit_id"], zip(units["source"], units["text"])))
     digests = dict(zip(units["unit_id"], zip(units["source"], units["sha256"])))
     cache: dict[str, Any] = {}
-    out = []
-    for batch in table.to_batches(max_chunksize=256):  # rows as Python lists, a few at a time
-        for row in batch.to_pylist():
-            unit_ids = row["unit_ids"] or []
-            missing = [u for u in unit_ids if u not in texts]
-            if missing:
-                out.append({f"check_{c}": "" for c in validate.CHECKS}
-                           | {"check_units": f"unit {missing[0]!r} not in the unit table"})
-                continue
-            text = io.materialize(fmt, unit_ids, texts)
-            ctx = validate.check_context(fmt, text, unit_ids, digests, records_from_text,
-                                         None, cache)
-            out.append(validate.check_example(row, ctx, tolerance))
-    return out
+
+    def check(row: dict) -> dict[str, str]:
+        unit_ids = row["unit_ids"] or []
+        missing = [u for u in unit_ids if u not in texts]
+        if missing:
+            return ({f"check_{c}": "" for c in validate.CHECKS}
+                    | {"check_units": f"unit {missing[0]!r} not in the unit table"})
+        text = io.materialize(fmt, unit_ids, texts)
+        ctx = validate.check_context(fmt, text, unit_ids, digests, records_from_text, None,
+                                     cache)
+        return validate.check_example(row, ctx, tolerance)
+
+    return check
 
 
 def examples_suites(validated_dir: str | os.PathLike[str], formats: Sequence[str],
