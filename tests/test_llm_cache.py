@@ -7,6 +7,7 @@ import hashlib
 import json
 import sqlite3
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -105,3 +106,17 @@ def test_records_are_durable_and_visible_to_a_new_connection(tmp_path) -> None:
     assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 50
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert len(CallCache(path)) == 50
+
+
+def test_synchronous_mode_is_applied_and_checked(tmp_path) -> None:
+    """NORMAL (default) survives a killed process; FULL also waits for the disk."""
+    levels = {"NORMAL": 1, "FULL": 2}  # SQLite's numbers for PRAGMA synchronous
+    for mode, level in levels.items():
+        cache = CallCache(tmp_path / f"{mode}.sqlite", **({} if mode == "NORMAL" else
+                                                          {"synchronous": mode}))
+        for conn in (cache._writer, cache._reader):
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == level
+        cache.close()
+    with pytest.raises(ValueError, match="NORMAL or FULL"):
+        CallCache(tmp_path / "x.sqlite", synchronous="OFF")
+    assert not (tmp_path / "x.sqlite").exists()
