@@ -127,7 +127,7 @@ def test_params_are_checked():
         build.BuildParams(formats=("xml",))
     with pytest.raises(ValueError, match="unknown task"):
         build.BuildParams(tasks=("five_fields",))
-    assert build.BuildParams().families == 40 and build.PRESETS["demo"]["mode"] == "sample"
+    assert build.BuildParams().families == 160 and build.PRESETS["demo"]["mode"] == "sample"
 
 
 def test_show_prints_question_answer_spec_and_evidence(built, capsys, monkeypatch):

@@ -52,7 +52,9 @@ class BuildParams:
     seed: int = 42
     allow_reuse: bool = False
     anchor_fraction: float = 0.5
-    max_families: int = 0  # 0: four times the families a full grid needs
+    max_families: int = 0  # 0: 16x the families a full grid needs (more are built only
+    # while some cell is short, with contexts only at its lengths: the paper grid's HTML
+    # and YAML cells at 8K-128K, where small contexts rarely give a unique aggregate)
     recount: bool = True  # validation recounts every context's tokens
 
     def __post_init__(self) -> None:
@@ -72,7 +74,7 @@ class BuildParams:
 
     @property
     def families(self) -> int:
-        return self.max_families or 4 * math.ceil(self.per_cell / self.questions_per_context)
+        return self.max_families or 16 * math.ceil(self.per_cell / self.questions_per_context)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
