@@ -92,6 +92,9 @@ def test_examples_frame_counts_recipes_and_keeps_a_missing_one_null(built, tmp_p
     assert frame["unit_ids"].tolist() == [len(u) for u in lists] and min(lists, key=len)
     assert frame.drop(columns="unit_ids").equals(table.drop(["unit_ids"]).to_pandas())
     assert validate.run_examples_suite(frame).success
+    extra = io.examples_frame(path, lambda row: {"first_unit": row["unit_ids"][0]})
+    assert extra["first_unit"].tolist() == [u[0] for u in lists]
+    assert extra.drop(columns="first_unit").equals(frame)
     broken = table.set_column(table.column_names.index("unit_ids"), "unit_ids",
                               pa.array([None] + lists[1:], pa.list_(pa.string())))
     pq.write_table(broken, tmp_path / "broken.parquet")

@@ -246,7 +246,6 @@ def examples_frame(validated_dir: str | os.PathLike[str], formats: Iterable[str]
     materialized context, re-extract records, execute the spec, answer uniqueness, scope,
     source ids, question contract) into ``check_*`` columns ("" = passed)."""
     import pandas as pd
-    import pyarrow as pa
 
     from treeagent.bench import io
 
@@ -255,18 +254,9 @@ def examples_frame(validated_dir: str | os.PathLike[str], formats: Iterable[str]
         path = Path(validated_dir) / "examples" / f"{fmt}.parquet"
         if not path.exists():
             raise FileNotFoundError(f"{path}: no examples for format {fmt!r} (run the build)")
-        parts, checks = [], []
-        recheck_row = _rechecker(path, fmt, tolerance) if recheck else None
-        for batch in io.example_batches(path):  # a few rows' recipes in memory at a time
-            if recheck_row is not None:
-                checks += [recheck_row(row) for row in batch.to_pylist()]
-            parts.append(io.count_recipes(batch))
-        if not parts:
-            continue
-        df = pa.Table.from_batches(parts).to_pandas()
-        if checks:
-            df = pd.concat([df, pd.DataFrame(checks)], axis=1)
-        frames.append(df)
+        df = io.examples_frame(path, _rechecker(path, fmt, tolerance) if recheck else None)
+        if len(df):
+            frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

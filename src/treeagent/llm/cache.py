@@ -5,7 +5,9 @@ workflow. ``synchronous="NORMAL"`` (default): a commit is in the operating syste
 when :meth:`CallCache.record` returns, so it survives the process being killed (``kill
 -9``, OOM, a crash); only a power loss or OS crash can roll back the last commits, and
 their calls are then simply asked again. ``synchronous="FULL"``: each commit also waits
-for the disk (fsync; ~0.3 ms here, far more on network file systems). The key is a sha256 over (engine name, model id, model revision, rendered prompt =
+for the disk (fsync; ~0.3 ms here, far more on network file systems).
+
+The key is a sha256 over (engine name, model id, model revision, rendered prompt =
 canonical JSON of messages + tools, sampling parameters), so
 
 * a rerun reuses every answered call, and a run killed with ``kill -9`` resumes with no
