@@ -35,8 +35,8 @@ class RawServer:
 
         def run() -> None:
             async def start() -> None:
-                server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
-                self.port = server.sockets[0].getsockname()[1]
+                self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+                self.port = self.server.sockets[0].getsockname()[1]
 
             self.loop.run_until_complete(start())
             ready.set()
@@ -63,7 +63,7 @@ class RawServer:
                 await writer.drain()
                 if close:
                     break
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
@@ -73,8 +73,17 @@ class RawServer:
         return f"http://127.0.0.1:{self.port}/v1/chat/completions"
 
     def stop(self) -> None:
+        async def shutdown() -> None:  # end the handlers while their loop still runs
+            self.server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        self.loop.close()
 
 
 def reply(payload: bytes, *headers: str, status: str = "200 OK") -> bytes:
