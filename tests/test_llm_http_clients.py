@@ -201,3 +201,14 @@ def test_httptools_reconnects_at_once_when_a_reused_connection_is_dead() -> None
         server.stop()
     assert [r[0] for r in replies] == [200] * 3
     assert server.connections == 3 and server.requests == 5  # 2 requests died with a socket
+
+
+def test_httptools_refuses_a_header_with_a_line_break() -> None:
+    ok = reply(PAYLOAD, f"Content-Length: {len(PAYLOAD)}")
+    server = RawServer(lambda n, on_conn: (ok, False))
+    try:
+        with pytest.raises(ValueError, match="line break"):
+            post_all("httptools", server.url, 1, {"Authorization": "Bearer k\r\nX-Evil: 1"})
+    finally:
+        server.stop()
+    assert server.requests == 0

@@ -211,6 +211,8 @@ class HttptoolsTransport:
         origin, head = self._target(url)
         data = json.dumps(body).encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        if extra.count("\n") != len(headers) or extra.count("\r") != len(headers):
+            raise ValueError("a header name or value holds a line break")  # no injection
         message = b"%s%sContent-Length: %d\r\n\r\n%s" % (head, extra.encode("latin-1"),
                                                            len(data), data)  # fmt: skip
         idle = self._idle.setdefault(origin, [])
