@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable
 
 import pytest
 
+from loopback_server import LoopbackOpenAI
 from treeagent.llm.http_clients import TRANSPORTS
 
 CLIENTS = sorted(TRANSPORTS)
@@ -20,33 +20,20 @@ BODY = {"choices": [{"message": {"content": "héllo"}}]}
 Script = Callable[[int, int], tuple[bytes, bool]]
 
 
-class RawServer:
-    """A TEST DOUBLE speaking raw bytes: reads one HTTP request (Content-Length body),
-    writes whatever the script says."""
+class RawServer(LoopbackOpenAI):
+    """A TEST DOUBLE speaking raw bytes (the loopback server's thread and lifecycle, its
+    own handler): reads one HTTP request (Content-Length body), writes whatever the
+    script says. Started on construction."""
 
     def __init__(self, script: Script) -> None:
+        super().__init__()
         self.script = script
         self.requests = 0
         self.connections = 0
         self.heads: list[str] = []
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        ready = threading.Event()
+        self.start()
 
-        def run() -> None:
-            async def start() -> None:
-                self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
-                self.port = self.server.sockets[0].getsockname()[1]
-
-            self.loop.run_until_complete(start())
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-        ready.wait(5)
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         on_conn = 0
         try:
@@ -69,21 +56,8 @@ class RawServer:
             writer.close()
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/chat/completions"
-
-    def stop(self) -> None:
-        async def shutdown() -> None:  # end the handlers while their loop still runs
-            self.server.close()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(5)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
+    def endpoint(self) -> str:
+        return f"{self.url}/chat/completions"
 
 
 def reply(payload: bytes, *headers: str, status: str = "200 OK") -> bytes:
@@ -122,7 +96,7 @@ def test_replies_are_read_whole_however_they_are_delimited(client: str, framing:
 
     server = RawServer(script)
     try:
-        replies = post_all(client, server.url, 3)
+        replies = post_all(client, server.endpoint, 3)
     finally:
         server.stop()
     for status, headers, text in replies:
@@ -143,9 +117,9 @@ def test_a_keep_alive_connection_the_server_closed_is_replaced(client: str) -> N
         async def go() -> list:
             transport = TRANSPORTS[client](4, 2.0, 2.0, 8)
             try:
-                first = await transport.post(server.url, {"i": 0}, {})
+                first = await transport.post(server.endpoint, {"i": 0}, {})
                 await asyncio.sleep(0.1)  # the server's close lands while the connection idles
-                return [first, await transport.post(server.url, {"i": 1}, {})]
+                return [first, await transport.post(server.endpoint, {"i": 1}, {})]
             finally:
                 await transport.aclose()
 
@@ -163,7 +137,7 @@ def test_a_malformed_reply_is_a_retryable_transport_error(client: str) -> None:
         async def go() -> type[BaseException]:
             transport = TRANSPORTS[client](4, 2.0, 2.0, 8)
             try:
-                await transport.post(server.url, {}, {})
+                await transport.post(server.endpoint, {}, {})
             except transport.retry_errors as exc:
                 return type(exc)
             finally:
@@ -180,7 +154,7 @@ def test_request_carries_host_json_body_and_extra_headers(client: str) -> None:
     ok = reply(PAYLOAD, f"Content-Length: {len(PAYLOAD)}")
     server = RawServer(lambda n, on_conn: (ok, False))
     try:
-        post_all(client, server.url, 1, {"Authorization": "Bearer k"})
+        post_all(client, server.endpoint, 1, {"Authorization": "Bearer k"})
     finally:
         server.stop()
     head = server.heads[0].lower()
@@ -196,7 +170,7 @@ def test_httptools_reconnects_at_once_when_a_reused_connection_is_dead() -> None
     # the server hangs up on the second request of every connection without answering
     server = RawServer(lambda n, on_conn: (ok, False) if on_conn == 1 else (b"", True))
     try:
-        replies = post_all("httptools", server.url, 3)
+        replies = post_all("httptools", server.endpoint, 3)
     finally:
         server.stop()
     assert [r[0] for r in replies] == [200] * 3
@@ -208,7 +182,7 @@ def test_httptools_refuses_a_header_with_a_line_break() -> None:
     server = RawServer(lambda n, on_conn: (ok, False))
     try:
         with pytest.raises(ValueError, match="line break"):
-            post_all("httptools", server.url, 1, {"Authorization": "Bearer k\r\nX-Evil: 1"})
+            post_all("httptools", server.endpoint, 1, {"Authorization": "Bearer k\r\nX-Evil: 1"})
     finally:
         server.stop()
     assert server.requests == 0

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import httptools
 import httpx
 
 Reply = tuple[int, Mapping[str, str], str]
@@ -88,12 +89,9 @@ class AiohttpTransport:
 class _Connection(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection: at most one request at a time (no pipelining)."""
 
-    def __init__(self, parser_error: type[Exception]) -> None:
-        import httptools
-
+    def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
-        self.parser_error = parser_error
         self.closed = False
         self.received = False  # any byte of the current reply arrived
         self.reply: asyncio.Future | None = None
@@ -112,7 +110,7 @@ class _Connection(asyncio.Protocol):
         self.received = True
         try:
             self.parser.feed_data(data)
-        except self.parser_error as exc:
+        except httptools.HttpParserError as exc:
             self._resolve(exc=ConnectionError(f"malformed HTTP reply: {exc}"))
             self.close()
 
@@ -174,13 +172,10 @@ class HttptoolsTransport:
 
     def __init__(self, concurrency: int, timeout: float, connect_timeout: float,
                  pool_size: int = 8) -> None:  # fmt: skip
-        import httptools
-
         self._timeout, self._connect_timeout = timeout, connect_timeout
         self._max_idle = concurrency + 8
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
-        self._parser_error = httptools.HttpParserError
         self.retry_errors = (OSError, asyncio.TimeoutError)  # ConnectionError is an OSError
 
     @staticmethod
@@ -201,7 +196,7 @@ class HttptoolsTransport:
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(self._connect_timeout):
             _, conn = await loop.create_connection(
-                lambda: _Connection(self._parser_error), host, port,
+                _Connection, host, port,
                 ssl=_ssl_context() if scheme == "https" else None,
             )  # fmt: skip
         self._open.add(conn)
