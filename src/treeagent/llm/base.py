@@ -7,9 +7,9 @@ batches every ready request across examples and hands the misses to the engine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +32,25 @@ class Message:
 @dataclass(frozen=True, slots=True)
 class Request:
     """One chat call. ``kind`` is the call's role in its workflow (Table 2 columns):
-    "memory", "answer" or "controller"; it is recorded in traces, not sent."""
+    "memory", "answer" or "controller"; it is recorded in traces, not sent.
+
+    ``template_kwargs`` go to the model's chat template (e.g. ``enable_thinking`` for
+    Qwen3): ``chat_template_kwargs`` in an OpenAI-compatible request body, keyword
+    arguments of ``apply_chat_template`` locally. A last message with role
+    "assistant" is a reply to continue: the template renders the messages before it
+    with the generation prompt and the engine appends its content verbatim (raw
+    completion of a prefix, as InfMem's two-stage thinking does)."""
 
     messages: tuple[Message, ...]
     sampling: Sampling
     kind: str = "memory"
     tools: tuple[dict, ...] = ()  # OpenAI tool schemas, when a workflow uses them
+    template_kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def continues(self) -> bool:
+        """Is the last message an assistant prefix to continue?"""
+        return bool(self.messages) and self.messages[-1].role == "assistant"
 
 
 @dataclass(slots=True)

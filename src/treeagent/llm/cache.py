@@ -59,8 +59,12 @@ def _canonical(obj: object) -> bytes:
 
 
 def rendered_prompt(request: Request) -> list:
-    """The prompt as cached: messages and tool schemas (``kind`` is not sent)."""
-    return [[[m.role, m.content] for m in request.messages], list(request.tools)]
+    """The prompt as cached: messages, tool schemas and chat-template arguments (when
+    any: keys of requests without them are unchanged; ``kind`` is not sent)."""
+    prompt = [[[m.role, m.content] for m in request.messages], list(request.tools)]
+    if request.template_kwargs:
+        prompt.append(dict(request.template_kwargs))
+    return prompt
 
 
 def prompt_hash(request: Request) -> str:

@@ -147,6 +147,11 @@ class OpenAIEngine:
             body["stop"] = list(s.stop)
         if request.tools:
             body["tools"] = list(request.tools)
+        if request.template_kwargs:  # vLLM / SGLang: arguments of the chat template
+            body["chat_template_kwargs"] = dict(request.template_kwargs)
+        if request.continues:  # vLLM: continue the final assistant message
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
         body.update(self.extra_body)
         return body
 

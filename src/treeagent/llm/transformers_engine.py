@@ -69,12 +69,17 @@ class TransformersEngine:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
     def render(self, request: Request) -> str:
-        """The prompt text after the model's chat template."""
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        kwargs = {"tools": list(request.tools)} if request.tools else {}
-        return self.tokenizer.apply_chat_template(
+        """The prompt text after the model's chat template (with the request's template
+        arguments; a final assistant message is appended verbatim, to be continued)."""
+        head = request.messages[:-1] if request.continues else request.messages
+        messages = [{"role": m.role, "content": m.content} for m in head]
+        kwargs: dict[str, Any] = dict(request.template_kwargs)
+        if request.tools:
+            kwargs["tools"] = list(request.tools)
+        text = self.tokenizer.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=True, **kwargs
         )
+        return text + request.messages[-1].content if request.continues else text
 
     # -- generation ------------------------------------------------------------------
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
