@@ -16,6 +16,7 @@ from typing import Any
 import tree_sitter_javascript
 from tree_sitter import Language, Parser
 
+from treeagent.bench.sources import yaml_records
 from treeagent.formats import parse as parse_format
 from treeagent.tree import ParseError
 
@@ -78,6 +79,11 @@ def check(fmt: str, data: bytes) -> str | None:
         return str(exc)
     except RecursionError:
         return "1:1: nesting too deep"
+    if fmt == "yaml" and any(n.kind == "alias" for n in tree.nodes):
+        try:
+            yaml_records.load(text)  # alias bombs and recursive aliases
+        except yaml_records.AliasBudgetError as exc:
+            return str(exc)
     if fmt == "html" and not any(n.kind == "element" for n in tree.nodes):
         return "no HTML element"
     if fmt == "yaml":
@@ -134,7 +140,7 @@ class RawWriter:
 
     def write(self) -> dict[str, Any]:
         """Merge into ``raw/manifest.json`` (entries of other sources are kept)."""
-        old = read_manifest(self.root, required=False)
+        old = read_manifest(self.root, required=False, verify=False)
         keep = lambda e: (e["format"], e["source"]) not in self.replaced  # noqa: E731
         manifest = {
             "version": 1,
@@ -152,13 +158,70 @@ class RawWriter:
         return manifest
 
 
-def read_manifest(raw_dir: str | Path, required: bool = True) -> dict[str, Any]:
+def read_manifest(raw_dir: str | Path, required: bool = True,
+                  verify: bool = True) -> dict[str, Any]:
+    """``raw/manifest.json``; with ``verify``, every listed payload is checked against
+    the disk (:func:`payload_problem`) and one that fails moves to ``quarantine`` with
+    its reason, so no reader uses it and the raw gate shows it."""
     path = Path(raw_dir) / MANIFEST
     if not path.exists():
         if required:
             raise FileNotFoundError(f"{path}: no manifest; run acquire first")
         return {"version": 1, "files": [], "quarantine": [], "missing": []}
-    return json.loads(path.read_text(encoding="utf-8"))
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if verify:
+        kept, held = [], list(manifest.get("quarantine", []))
+        for entry in manifest.get("files", []):
+            reason = payload_problem(raw_dir, entry)
+            (kept if reason is None else held).append(
+                entry if reason is None else {**entry, "reason": reason})
+        manifest["files"], manifest["quarantine"] = kept, held
+    return manifest
+
+
+_SHA_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def payload_path(raw_dir: str | Path, file: Any) -> Path:
+    """The manifest entry's file under ``raw_dir``; ``ValueError`` when the name is not
+    a relative path that stays inside it (``..``, absolute, a link out of it)."""
+    if not isinstance(file, str) or not file or "\\" in file or "\0" in file:
+        raise ValueError(f"unsafe file name {file!r}")
+    rel = Path(file)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise ValueError(f"file name outside the raw folder: {file!r}")
+    root = Path(raw_dir).resolve()
+    path = (root / rel).resolve()
+    if not path.is_relative_to(root):
+        raise ValueError(f"file name leads outside the raw folder: {file!r}")
+    return path
+
+
+def payload_problem(raw_dir: str | Path, entry: dict[str, Any]) -> str | None:
+    """Why a listed payload cannot be trusted (a name outside the raw folder, a missing
+    or non-regular file, a size or sha256 other than the manifest's), or None."""
+    try:
+        path = payload_path(raw_dir, entry.get("file"))
+        st = path.stat()
+    except ValueError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    if not path.is_file():
+        return "not a regular file"
+    if isinstance(entry.get("bytes"), int) and entry["bytes"] != st.st_size:
+        return f"size {st.st_size} differs from the manifest's {entry['bytes']}"
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    digest = _SHA_CACHE.get(key)
+    if digest is None:
+        h = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        digest = _SHA_CACHE[key] = h.hexdigest()
+    if digest != entry.get("sha256"):
+        return f"sha256 {digest[:12]}... differs from the manifest's {str(entry.get('sha256'))[:12]}..."
+    return None
 
 
 _RENAME = {"license": "document_license", "license_url": "document_license_url"}

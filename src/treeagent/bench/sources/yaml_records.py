@@ -27,24 +27,121 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def load(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a safe loader)
+#: Nodes a document may expand to, aliases counted at every use (at least twice its
+#: own node count, so a document without aliases is never refused).
+NODE_BUDGET = 1_000_000
+
+
+class AliasBudgetError(ValueError):
+    """A document whose aliases expand past the node budget, or refer to themselves."""
+
+
+def _expanded_size(root: yaml.Node, budget: int) -> int:
+    """Nodes of ``root`` with every alias counted where it is used, computed on the
+    composed graph (an alias is the same node object: nothing is expanded). Raises
+    :class:`AliasBudgetError` at the first node over ``budget`` or on a cycle."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        kids = ([c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode)
+                else node.value if isinstance(node, yaml.SequenceNode) else ())
+        if done:
+            open_.discard(key)
+            total = 1 + sum(size[id(c)] for c in kids)
+            if total > budget:
+                m = node.start_mark
+                raise AliasBudgetError(
+                    f"{m.line + 1}:{m.column + 1}: aliases expand this node past "
+                    f"{budget} nodes (alias bomb?)")
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            m = node.start_mark
+            raise AliasBudgetError(f"{m.line + 1}:{m.column + 1}: recursive alias")
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in kids if id(c) not in size)
+    return size[id(root)]
+
+
+def load(text: str, node_budget: int = NODE_BUDGET) -> Any:
+    """The document, aliases kept as references to one object (never copied); refused
+    with :class:`AliasBudgetError` when, counted at every use, it exceeds
+    ``max(node_budget, 2 * its own node count)`` nodes: every later walk is bounded."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        own = len(_distinct(node))
+        _expanded_size(node, max(node_budget, 2 * own))
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _distinct(root: yaml.Node) -> set[int]:
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(c for pair in node.value for c in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return seen
 
 
 def _rec(unit_id: str, local: str, kind: str, desc: str, fields: dict[str, Scalar],
-         path: str) -> Record:
+         path: str, select: tuple[Any, ...] = (), keys: dict[str, tuple[Any, ...]] | None = None,
+         opaque: bool = False) -> Record:
     return Record(id=f"{unit_id}#{local}", unit_id=unit_id, kind=kind, description=desc,
-                  fields=fields, path=path)
+                  fields=fields, path=path, select=select, keys=keys or {},
+                  defaults={k: v for k, v in DEFAULTS.get(kind, {}).items() if k in fields},
+                  opaque=opaque)
 
 
-def _param_fields(p: dict) -> dict[str, Scalar]:
-    fields = flatten(p, skip=frozenset({"examples", "content", "example"}))
+DEFAULTS: dict[str, dict[str, Scalar]] = {
+    "parameter": {"required": False, "deprecated": False},
+    "operation": {"deprecated": False},
+}
+"""Values OpenAPI (2.0 and 3.x) documents for absent fields: a reader counts a parameter
+without ``required`` as not required."""
+_ANY_METHOD = {"any": list(METHODS)}
+SELECT = {
+    "API path": ("paths", "*"),
+    "operation": ("paths", "*", _ANY_METHOD),
+    "response": ("paths", "*", _ANY_METHOD, "responses", "*"),
+    "parameter": ("paths", "*", _ANY_METHOD, "parameters", "*"),
+    "shared parameter": ("paths", "*", "parameters", "*"),
+}
+"""Where a reader finds each record kind in an OpenAPI document (from its root)."""
+
+
+def _param_fields(p: dict, keys: dict[str, tuple[Any, ...]]) -> dict[str, Scalar]:
+    fields = flatten(p, skip=frozenset({"examples", "content", "example"}), keys_out=keys)
+    for name, value in DEFAULTS["parameter"].items():
+        if name not in fields and "$ref" not in p:
+            fields[name] = value
+            keys[name] = (name,)
     return fields
 
 
 def records(text: str, unit_id: str = "",
             on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
-    """Records of one OpenAPI document (raises ``yaml.YAMLError`` on malformed YAML)."""
+    """Records of one OpenAPI document (raises ``yaml.YAMLError`` on malformed YAML).
+
+    An operation's parameters are its own; the parameters a path item shares with its
+    operations are records of their own, counted once where they are written; a
+    ``$ref`` response or parameter is a record whose other fields are unknown."""
     doc = load(text)
     if not isinstance(doc, dict) or not isinstance(doc.get("paths"), dict):
         return []
@@ -57,14 +154,15 @@ def records(text: str, unit_id: str = "",
         ppath = "$.paths" + key_step(p)
         if not isinstance(item, dict):
             continue
-        if p and p in text:
-            fields: dict[str, Scalar] = {"path": p}
-            fields.update(flatten({k: v for k, v in item.items()
-                                   if k not in METHODS and k != "parameters"}))
-            out.append(_rec(unit_id, p, "API path", p, fields, ppath))
-        elif on_drop:
+        keys: dict[str, tuple[Any, ...]] = {"path": ("@key:-1",)}
+        fields: dict[str, Scalar] = {"path": p}
+        fields.update(flatten({k: v for k, v in item.items()
+                               if k not in METHODS and k != "parameters"}, keys_out=keys))
+        if not (p and p in text) and on_drop:
             on_drop(ppath, "path key not visible verbatim")
-        shared = [x for x in item.get("parameters") or [] if isinstance(x, dict)]
+        out.append(_rec(unit_id, p, "API path", p if p and p in text else "", fields, ppath,
+                        SELECT["API path"], keys))
+        _params(out, unit_id, text, f"path {p}", p, ppath, item, "shared parameter", on_drop)
         for method in METHODS:
             op = item.get(method)
             if not isinstance(op, dict):
@@ -74,44 +172,48 @@ def records(text: str, unit_id: str = "",
             desc = (opid if isinstance(opid, str) and op_ids.count(opid) == 1
                     and visible(text, opid) else label)
             opath = ppath + "." + method
+            keys = {"method": ("@key:-1",), "path": ("@key:-2",)}
             fields = {"method": method.upper(), "path": p}
             fields.update(flatten({k: v for k, v in op.items()
-                                   if k not in ("parameters", "responses", "requestBody")}))
-            out.append(_rec(unit_id, label, "operation", desc, fields, opath))
-            _params(out, unit_id, text, label, desc, opath, shared, op, on_drop)
+                                   if k not in ("parameters", "responses", "requestBody")},
+                                  keys_out=keys))
+            out.append(_rec(unit_id, label, "operation", desc, fields, opath,
+                            SELECT["operation"], keys))
+            _params(out, unit_id, text, label, desc, opath, op, "parameter", on_drop)
             responses = op.get("responses")
             if isinstance(responses, dict):
                 for code, resp in responses.items():
                     c = str(code)
                     rpath = opath + ".responses" + key_step(c)
-                    if not isinstance(resp, dict) or "$ref" in resp:
+                    if not isinstance(resp, dict):
                         continue
                     f: dict[str, Scalar] = {"status code": int(c) if c.isdigit() else c}
+                    k: dict[str, tuple[Any, ...]] = {"status code": ("@key:-1",)}
                     d = scalar(resp.get("description"))
-                    if d is not None:
+                    if d is not None and "$ref" not in resp:
                         f["description"] = d
+                        k["description"] = ("description",)
                     out.append(_rec(unit_id, f"{label} response {c}", "response",
-                                    f"{c} response of {desc}", f, rpath))
+                                    f"{c} response of {desc}", f, rpath, SELECT["response"],
+                                    k, opaque="$ref" in resp))
     return out
 
 
 def _params(out: list[Record], unit_id: str, text: str, label: str, desc: str, opath: str,
-            shared: list[dict], op: dict, on_drop: Callable[[str, str], None] | None) -> None:
-    own = [x for x in op.get("parameters") or [] if isinstance(x, dict)]
-    seen: set[tuple[str, str]] = set()
-    for where, plist in (("parameters", own), ("shared", shared)):
-        for i, prm in enumerate(plist):
-            name, loc = prm.get("name"), prm.get("in")
-            ppath = f"{opath}.parameters[{i}]" if where == "parameters" else \
-                f"{opath.rsplit('.', 1)[0]}.parameters[{i}]"
-            if "$ref" in prm or not isinstance(name, str) or not isinstance(loc, str):
-                continue
-            if (name, loc) in seen:  # an operation's own parameter overrides a shared one
-                continue
-            seen.add((name, loc))
-            if not name or name not in text:
-                if on_drop:
-                    on_drop(ppath, "parameter name not visible verbatim")
-                continue
-            out.append(_rec(unit_id, f"{label} parameter {loc}:{name}", "parameter",
-                            f"{name} ({loc}) of {desc}", _param_fields(prm), ppath))
+            owner: dict, kind: str, on_drop: Callable[[str, str], None] | None) -> None:
+    plist = [x for x in owner.get("parameters") or [] if isinstance(x, dict)]
+    for i, prm in enumerate(plist):
+        name, loc = prm.get("name"), prm.get("in")
+        ppath = f"{opath}.parameters[{i}]"
+        if "$ref" in prm:  # counted by a reader, fields unknown without resolving
+            out.append(_rec(unit_id, f"{label} parameter {i}", "parameter", "", {}, ppath,
+                            SELECT[kind], opaque=True))
+            continue
+        keys: dict[str, tuple[Any, ...]] = {}
+        fields = _param_fields(prm, keys)
+        named = isinstance(name, str) and isinstance(loc, str) and bool(name) and name in text
+        if not named and on_drop:
+            on_drop(ppath, "parameter name not visible verbatim")
+        out.append(_rec(unit_id, f"{label} parameter {loc}:{name}#{i}", "parameter",
+                        f"{name} ({loc}) of {desc}" if named else "", fields, ppath,
+                        SELECT[kind], keys))
