@@ -35,12 +35,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="let distractor units repeat inside a context (flagged per example)")
     b.add_argument("--seed", type=int, default=42)
     b.add_argument("--out", default="validated")
+    b.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 even when a requested format or cell gets no example")
     b.set_defaults(func=run_build)
     s = bsub.add_parser("show", help="print one example and where its evidence is")
     s.add_argument("id")
     s.add_argument("--out", default="validated")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run_show)
+    from treeagent.bench import export
+
+    export.register(bsub)
 
 
 def _fail(message: str) -> int:
@@ -121,6 +126,14 @@ def run_build(args: argparse.Namespace) -> int:
                  if s["missing_examples"] or s["distinct_fill"] < 1}
         if short:
             print(f"  {fmt}: short cells / distinct fill {short}")
+    from treeagent.bench import shortfall
+
+    empty = shortfall.report(inv, result.rejections)
+    for line in empty:
+        print(f"{'warning' if args.allow_empty else 'error'}: {line}", file=sys.stderr)
+    if empty and not args.allow_empty:
+        print("error: pass --allow-empty to accept empty formats or cells", file=sys.stderr)
+        return 1
     return 0
 
 

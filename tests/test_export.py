@@ -1,0 +1,134 @@
+"""``treeagent bench export`` (JSONL, Hugging Face datasets + card) and the empty-cell
+check of ``bench build``/``export``, on a build of the shipped real sample."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from treeagent.bench import shortfall
+from treeagent.cli import main
+
+BUILD = ["bench", "build", "--preset", "demo", "--lengths", "demo-4K",
+         "--tasks", "one_field", "two_fields"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """JSON fills both cells from the sample; the sample's JavaScript (~500 tokens)
+    cannot fill a 4K context, so that format stays empty."""
+    root = tmp_path_factory.mktemp("bench")
+    argv = BUILD + ["--formats", "json", "javascript", "--raw", str(root / "raw"),
+                    "--out", str(root / "validated")]
+    err = io.StringIO()  # capsys is function-scoped
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(argv)
+    return root, status, err.getvalue()
+
+
+def parquet_rows(root: Path, fmt: str) -> dict[str, dict]:
+    return {r["id"]: r for r in pq.read_table(root / "validated" / "examples"
+                                               / f"{fmt}.parquet").to_pylist()}
+
+
+def test_build_with_an_empty_format_says_why_and_fails(built):
+    root, status, err = built
+    assert status == 1
+    assert "error: javascript: 0 examples (all 2 requested cells empty)" in err
+    assert "rejected for length" in err and "--allow-empty" in err
+    assert len(parquet_rows(root, "json")) == 2
+
+
+def test_build_allow_empty_exits_zero(built, capsys):
+    root, _, _ = built
+    status = main(BUILD + ["--formats", "javascript", "--raw", str(root / "raw"),
+                           "--no-acquire", "--out", str(root / "js-only"), "--allow-empty"])
+    err = capsys.readouterr().err
+    assert status == 0 and "warning: javascript: 0 examples" in err
+
+
+def check_against_parquet(rows: list[dict], stored: dict[str, dict], reference_is_json: bool):
+    assert sorted(r["id"] for r in rows) == sorted(stored)
+    for r in rows:
+        s = stored[r["id"]]
+        assert (r["question"], r["task"], r["length"], r["format"], r["bucket"]) == (
+            s["question"], s["task"], s["length"], s["format"], s["bucket"])
+        ref = json.loads(r["reference"]) if reference_is_json else r["reference"]
+        assert ref == json.loads(s["answer"])
+        assert hashlib.sha256(r["context"].encode()).hexdigest() == s["context_hash"]
+        assert r["tokens_qwen3"] == s["tokens_qwen3"]
+        files = {p["file"] for p in r["provenance"]}
+        assert set(s["source_ids"]) <= files  # the answer's source file is credited
+        assert all(p["license"] and p["source"] for p in r["provenance"])
+
+
+def test_jsonl_export_matches_the_parquet_rows(built, tmp_path, capsys):
+    root, _, _ = built
+    out = tmp_path / "bench.jsonl"
+    status = main(["bench", "export", str(out), "--validated", str(root / "validated"),
+                   "--formats", "json"])
+    assert status == 0, capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    check_against_parquet(rows, parquet_rows(root, "json"), reference_is_json=False)
+
+
+def test_export_of_an_empty_format_fails_unless_allowed(built, tmp_path, capsys):
+    root, _, _ = built
+    argv = ["bench", "export", str(tmp_path / "x.jsonl"), "--validated",
+            str(root / "validated"), "--formats", "json", "javascript"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "javascript: 0 examples" in err and "rejected for length" in err
+    assert not (tmp_path / "x.jsonl").exists()
+    assert main(argv + ["--allow-empty"]) == 0
+    lines = (tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()
+    assert {json.loads(line)["format"] for line in lines} == {"json"}
+
+
+def test_datasets_export_loads_back_and_carries_a_card(built, tmp_path, capsys):
+    from datasets import load_from_disk
+
+    root, _, _ = built
+    dest = tmp_path / "hf"
+    status = main(["bench", "export", str(dest), "--to", "datasets", "--validated",
+                   str(root / "validated"), "--formats", "json", "javascript",
+                   "--allow-empty"])
+    assert status == 0, capsys.readouterr().err
+    ds = load_from_disk(str(dest))
+    assert set(ds) == {"json", "javascript"} and len(ds["javascript"]) == 0
+    rows = list(ds["json"])
+    check_against_parquet(rows, parquet_rows(root, "json"), reference_is_json=True)
+    card = (dest / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\nlicense: other\n")
+    assert "| `json` | 2 |" in card
+    for r in rows:
+        for p in r["provenance"]:
+            assert f"`{p['file']}` | {p['license']} |" in card
+            assert f"{p['repo']}@{p['commit'][:12]}" in card
+
+
+def test_report_names_every_empty_cell_with_its_reason():
+    inventory = {
+        "counts": {"yaml": {"one_field": {"8K": 0, "16K": 0}},
+                   "html": {"one_field": {"8K": 3, "16K": 0},
+                            "two_fields": {"8K": 1, "16K": 1}}},
+        "formats": {"yaml": {"notes": {"no anchor units fit the smallest bucket": 1}}},
+    }
+    rejections = [{"format": "html", "task": "one_field", "length": 16384,
+                   "reason": "answer", "detail": "two records match"},
+                  {"format": "html", "task": "one_field", "length": 8192,
+                   "reason": "length", "detail": "kept cell: not counted"}]
+    lines = shortfall.report(inventory, rejections)
+    assert lines == [
+        "yaml: 0 examples (all 2 requested cells empty): "
+        "no anchor units fit the smallest bucket (1x)",
+        "html: 1 of 4 requested cells empty (one_field@16K): 1 candidate(s) rejected "
+        "for answer (e.g. two records match)",
+    ]
+    assert shortfall.report({"counts": {"json": {"one_field": {"8K": 1}}}}, []) == []
