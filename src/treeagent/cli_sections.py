@@ -10,13 +10,34 @@ from pathlib import Path
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sections", help="section a JSON/HTML/YAML/JS file (Algorithm 1 + A.2)")
-    p.add_argument("file")
-    p.add_argument("--format", choices=["json", "html", "yaml", "javascript"])
-    p.add_argument("--tokenizer", default="qwen3")
+    p.add_argument("file", help="input file, or - for standard input")
+    p.add_argument("--format", choices=["json", "html", "yaml", "javascript"],
+                   help="input format (default: from the extension, else the content)")
+    p.add_argument("--tokenizer", default="qwen3", help="qwen3, qwen2.5, cl100k_base, "
+                   "o200k_base, or a folder holding tokenizer.json")
     p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")
     p.add_argument("--no-search", action="store_true", help="use B = C (no budget search)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--text", action="store_true",
+                   help="with --json: add each section's text (as the agent reads it)")
     p.set_defaults(func=run)
+
+
+def read_input(file: str) -> str:
+    """The text of ``file``, or of standard input for ``-`` (named ``<stdin>`` in errors);
+    raises ``formats.ReadError`` naming the place of bad bytes."""
+    from treeagent import formats
+
+    if file != "-":
+        return formats.read_document(file)
+    raw = sys.stdin.buffer.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        head = raw[: exc.start]
+        line, col = head.count(b"\n") + 1, exc.start - (head.rfind(b"\n") + 1) + 1
+        raise formats.ReadError(f"<stdin>:{line}:{col}: not valid UTF-8") from None
+    return " " + text[1:] if text.startswith("\ufeff") else text
 
 
 def _fail(message: str) -> int:
@@ -30,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
     from treeagent.tree import ParseError
 
     path = Path(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
     try:
-        text = formats.read_document(path)
+        text = read_input(args.file)
     except formats.ReadError as exc:
         return _fail(str(exc))
     if args.budget < 1:
@@ -44,12 +66,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         tree = formats.parse(text, fmt)
     except ParseError as exc:
-        return _fail(f"{args.file}:{exc.line}:{exc.col}: {exc.message}")
+        return _fail(f"{name}:{exc.line}:{exc.col}: {exc.message}")
     result = section_tree(tree, tokenizer, args.budget, search=not args.no_search)
     if args.json:
-        print(json.dumps(_as_json(args.file, fmt, tokenizer.name, result), ensure_ascii=False))
+        out = _as_json(name, fmt, tokenizer.name, result)
+        if args.text:
+            for entry, s in zip(out["sections"], result.sections, strict=True):
+                entry["text"] = result.section_text(s)
+        print(json.dumps(out, ensure_ascii=False))
     else:
-        _print_human(args.file, fmt, tokenizer.name, result)
+        _print_human(name, fmt, tokenizer.name, result)
     return 0
 
 
