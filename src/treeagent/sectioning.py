@@ -164,7 +164,8 @@ class Sectioner:
         a = start
         while True:
             rest = tok(a, end)
-            lo, hi = max(a, lo_cut) + 1, hi_cut  # candidate cut positions, inclusive
+            # candidate cut positions, inclusive: each side keeps a character of content
+            lo, hi = max(a, lo_cut) + 1, hi_cut - 1
             if rest <= budget or lo > hi:
                 last = self._fragment(leaf, a, end)
                 last.atomic = rest > budget  # nothing left that may be cut
@@ -178,13 +179,19 @@ class Sectioner:
                     best, lo = mid, mid + 1
                 else:
                     hi = mid - 1
-            p = self._natural_cut(a, best, max(a, lo_cut) + 1)
-            while p > a + 1 and not self._safe(text, p):
+            floor = max(a, lo_cut) + 1
+            p = self._natural_cut(a, best, floor)
+            while p > floor and not self._safe(text, p):
                 p -= 1
             if not self._safe(text, p):  # no safe cut before: go forward
                 p = best
                 while p < hi_cut and not self._safe(text, p):
                     p += 1
+                if p >= hi_cut:  # no safe cut leaves content after it: one last piece
+                    last = self._fragment(leaf, a, end)
+                    last.atomic = True
+                    out.append(last)
+                    return out
             piece = self._fragment(leaf, a, p)
             piece.atomic = tok(a, p) > budget  # no safe cut makes it fit
             out.append(piece)

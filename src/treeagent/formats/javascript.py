@@ -72,8 +72,8 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 from tree_sitter import Node as TSNode
 
-from treeagent.formats.escapes import backslash_run
-from treeagent.tree import LineIndex, Node, ParseError, Tree, index_step, key_step
+from treeagent.formats.escapes import backslash_run, key_step_printable
+from treeagent.tree import LineIndex, Node, ParseError, Tree, index_step
 
 __all__ = [
     "Expression", "Initializer", "Rejection", "find_initializers", "parse", "safe_cut",
@@ -434,13 +434,14 @@ class _Builder:
                 raise _Reject(ks, "BigInt literal is not a static key")
             try:
                 value = _number(raw)
-            except ValueError:
-                raise _Reject(ks, "number literal too long") from None
-            try:  # json5 has no numeric keys: it checks the key's number, we its string
-                ref = _json5_loads(raw)
-            except Exception as exc:
-                raise _Reject(ks, f"tree-sitter and json5 disagree at key {raw}: json5 cannot "
-                                  f"read it ({exc})") from None
+            except ValueError:  # past Python's digit limit: the double JS reads
+                value = ref = float(raw.replace("_", ""))
+            else:
+                try:  # json5 has no numeric keys: it checks the key's number, we its string
+                    ref = _json5_loads(raw)
+                except Exception as exc:
+                    raise _Reject(ks, f"tree-sitter and json5 disagree at key {raw}: json5 "
+                                      f"cannot read it ({exc})") from None
             if not _same(value, ref):
                 raise _Reject(ks, f"tree-sitter and json5 disagree at key {raw}: "
                                   f"{_short(value)} vs json5 {_short(ref)}")
@@ -592,7 +593,7 @@ class _Builder:
                 if replacement is not None:
                     lit.splices.append((ks, c(key.end_byte), replacement))
                 plain = plain and key_plain and ch.child_count == 3
-                pushes.append((value, ks, key_step(label), label))
+                pushes.append((value, ks, key_step_printable(label), label))
             elif t == "shorthand_property_identifier":
                 raw = self.text[self._c(ch.start_byte) : self._c(ch.end_byte)]
                 label = _decode_escapes(raw, self._c(ch.start_byte)) if "\\" in raw else raw
@@ -626,7 +627,7 @@ class _Builder:
         if label in seen:
             raise _Reject(s, f"duplicate key {label!r} in object (ambiguous record)")
         seen.add(label)
-        pushes.append((ch, s, key_step(label), label))
+        pushes.append((ch, s, key_step_printable(label), label))
 
     def _array_elements(self, lit: _Literal, ts: TSNode, st: int, stp: str,
                         lab: str | int | None,
@@ -676,6 +677,7 @@ class _Builder:
                                      f"unary {op!r} on a non-number is not a static value")
             sign = op
         raw = arg.text.decode()
+        spliced = False
         if arg.type == "identifier":
             if raw == "NaN":
                 value: int | float = math.nan
@@ -689,12 +691,15 @@ class _Builder:
         else:
             try:
                 value = _number(raw)
-            except ValueError:
-                raise _Reject(self._c(ts.start_byte), "number literal too long") from None
+            except ValueError:  # past Python's digit limit: the double JS reads (no int)
+                value = float(raw.replace("_", ""))
+                lit.splices.append((self._c(arg.start_byte), self._c(arg.end_byte),
+                                    "Infinity" if math.isinf(value) else repr(value)))
+                spliced = True  # json5 reads the splice, not the digits: not plain JSON
         if sign == "-":
             value = -value if value != 0 else -0.0
         ve = self._c(ts.end_byte)
-        plain = arg.type == "number" and sign != "+" and (
+        plain = arg.type == "number" and sign != "+" and not spliced and (
             _JSON_NUMBER.match(self.text[self._c(ts.start_byte) : ve]) is not None)
         return Node("number", st, ve, stp, lab), value, plain
 
@@ -1068,7 +1073,7 @@ def _parse_program(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree,
     root = Node("program", 0, len(text))
     result: dict[str, object] = {}
     for label, value_ts, start, end in _program_bindings(root_ts, builder.off.char):
-        lit = builder.build(value_ts, start, key_step(label), label)
+        lit = builder.build(value_ts, start, key_step_printable(label), label)
         builder.check(lit)
         node = lit.nodes[0]
         node.end = end
@@ -1142,7 +1147,8 @@ def find_initializers(text: str, *, crosscheck: Crosscheck = "mixed"
                     at, message = _syntax_error(err, len(data.rstrip()))
                     raise _Reject(c(at), message)
                 builder = _Builder(text, offsets, "reject", crosscheck)
-                lit = builder.build(value_ts, c(value_ts.start_byte), key_step(label), label)
+                lit = builder.build(value_ts, c(value_ts.start_byte),
+                                    key_step_printable(label), label)
                 builder.check(lit)
             except _Reject as rej:
                 rl, rc = lines.line_col(rej.offset)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from treeagent.formats.escapes import escape_starts_at
+from treeagent.formats.escapes import escape_starts_at, key_step_printable
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
@@ -21,8 +21,14 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _unconverted(digits: str) -> None:
+    """Numbers are checked by the scanner's grammar only: no value is needed, so no
+    integer conversion (and no 4,300-digit limit) runs."""
+
+
 def _validate(text: str) -> None:
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_unconverted,
+                               parse_float=_unconverted)
     start = len(text) - len(text.lstrip(" \t\r\n\ufeff"))
     if start == len(text):
         raise ParseError.at(text, start, "empty JSON document")
@@ -39,9 +45,13 @@ def _validate(text: str) -> None:
         raise ParseError.at(text, rest, "extra data after the JSON value")
 
 
-def _key(token: str) -> str:
+def _key(token: str) -> tuple[str, str]:
+    """(key, path step); a lone surrogate (``"\\udc00"``) is escaped in the step."""
     inner = token[1:-1]
-    return json.loads(token) if "\\" in inner else inner
+    if "\\" in inner or not inner.isascii():
+        key = json.loads(token) if "\\" in inner else inner
+        return key, key_step_printable(key)
+    return inner, key_step(inner)
 
 
 def parse(text: str) -> Tree:
@@ -50,7 +60,7 @@ def parse(text: str) -> Tree:
     root: Node | None = None
     stack: list[Node] = []  # open containers
     counts: list[int] = []  # children seen per open container
-    pending: list[tuple[int, str] | None] = []  # (key start, key) awaiting a value
+    pending: list[tuple[int, str, str] | None] = []  # (key start, key, step) to come
     expect_key = False
     for m in _TOKEN.finditer(text):
         tok = m.group()
@@ -67,7 +77,7 @@ def parse(text: str) -> Tree:
             expect_key = False
             continue
         if expect_key and c == '"':
-            pending[-1] = (m.start(), _key(tok))
+            pending[-1] = (m.start(), *_key(tok))
             expect_key = False
             continue
         # a value: container opener or scalar
@@ -77,8 +87,7 @@ def parse(text: str) -> Tree:
         if stack:
             parent = stack[-1]
             if parent.kind == "object":
-                key_start, label = pending[-1]  # type: ignore[misc]
-                start, step = key_start, key_step(label)
+                start, label, step = pending[-1]  # type: ignore[misc]
             else:
                 label = counts[-1]
                 step = index_step(label)

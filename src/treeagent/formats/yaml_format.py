@@ -48,6 +48,20 @@ ALLOWED_TAGS = frozenset(
 )
 
 _C_LOADER = getattr(yaml, "CSafeLoader", None)
+_ATOMIC_TAGS = {_CORE + t for t in ("int", "float", "bool", "null")}
+#: first character -> patterns of plain scalars that are numbers, booleans or null
+_ATOMIC_PLAIN = {
+    c: tuple(rx for tag, rx in rs if tag in _ATOMIC_TAGS)
+    for c, rs in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    if c and any(tag in _ATOMIC_TAGS for tag, _ in rs)
+}
+
+
+def _divisible_plain(value: str) -> bool:
+    """A plain scalar may be cut unless it is a number, boolean or null: as in JSON,
+    where those are atomic leaves (A.1)."""
+    patterns = _ATOMIC_PLAIN.get(value[:1])
+    return not (patterns and any(rx.match(value) for rx in patterns))
 _SPACE = " \t\r\n"
 _PROP_END = " \t\r\n,[]{}"
 _MAP, _SEQ, _DOC = 0, 1, 2
@@ -261,7 +275,8 @@ class _Builder:
                             step = steps[key] = key_step(key)
                         start = top.key_start
                         node = Node("scalar", start, e if e > top.key_end else top.key_end,
-                                    step, key, [], False, e > cs, cs, e, "")
+                                    step, key, [], False, e > cs and _divisible_plain(value),
+                                    cs, e, "")
                         top.expect_key = True
                         top.prev_end = node.end
                         top.node.children.append(node)  # type: ignore[union-attr]
@@ -349,7 +364,8 @@ class _Builder:
                 s = e = i + 1 if text[i : i + 1] == ":" else top.key_end
             node = Node("scalar", s, e, cut_start=e, cut_end=e)
         else:
-            node = Node("scalar", s, e, divisible=e > cs, cut_start=cs, cut_end=e)
+            node = Node("scalar", s, e, divisible=e > cs and _divisible_plain(value),
+                        cut_start=cs, cut_end=e)
         if top.kind == _DOC:
             top.empty_root = empty
         return node
@@ -395,6 +411,35 @@ class _Builder:
             children.append(node)
         root = Node("stream", children[0].start, children[-1].end, children=children)
         return Tree(self.text, root, "yaml", "$")
+
+
+class _FlatKeysLoader(yaml.SafeLoader):
+    """The pure-Python safe loader with linear-time simple-key bookkeeping.
+
+    PyYAML scans every pending simple key on every token; in flow collections each
+    open level holds one, so ``[[[[...]]]]`` costs O(depth) per token (16k levels:
+    ~50 s). Keys are added in increasing position (a dict keeps that order), so the
+    stale ones form a prefix and the nearest one is the first: same behaviour, O(1)
+    amortized per token.
+    """
+
+    def next_possible_simple_key(self) -> int | None:
+        for key in self.possible_simple_keys.values():
+            return key.token_number
+        return None
+
+    def stale_possible_simple_keys(self) -> None:
+        keys = self.possible_simple_keys
+        while keys:
+            level = next(iter(keys))
+            key = keys[level]
+            if key.line == self.line and self.index - key.index <= 1024:
+                return  # later keys are on this line too, and nearer
+            if key.required:
+                raise yaml.scanner.ScannerError(
+                    "while scanning a simple key", key.mark,
+                    "could not find expected ':'", self.get_mark())
+            del keys[level]
 
 
 def _yaml_error(text: str, exc: yaml.YAMLError, offset: int) -> ParseError:
@@ -450,7 +495,7 @@ def parse(text: str) -> Tree:
             return _build(text, _C_LOADER, True)
         except _UseFallback:
             pass
-    return _build(text, yaml.SafeLoader, False)
+    return _build(text, _FlatKeysLoader, False)
 
 
 def _escape_len(text: str, i: int) -> int:

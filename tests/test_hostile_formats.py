@@ -1,0 +1,179 @@
+"""Hostile documents (issue 18 items 2 and 9): every valid one is sectioned, every invalid
+one is one error at the right place, in bounded time; tiny budgets give no empty sections
+and keep numbers whole."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treeagent import formats, tokens
+from treeagent.formats import yaml_format
+from treeagent.preprocess import section_text
+from treeagent.tree import ParseError
+
+TOK = tokens.load("cl100k_base")
+_MAIN = "import sys; from treeagent.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _sections_cli(path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _MAIN, "sections", str(path),
+                           "--tokenizer", "cl100k_base", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+# ------------------------------------------------------------------ lone surrogates
+
+
+SURROGATE_DOC = {"\udc00": "x" * 200, "b\ud800": ["y" * 200] * 2, "ok": 1}
+
+
+@pytest.mark.parametrize("fmt,text", [
+    ("json", json.dumps(SURROGATE_DOC)),
+    ("javascript", "const a = " + json.dumps(SURROGATE_DOC) + ";\n"),
+])
+def test_lone_surrogate_keys_give_printable_paths(fmt, text):
+    r = section_text(text, fmt, TOK, 20)
+    paths = [s.path for s in r.sections]
+    assert any("['\\udc00']" in p for p in paths)
+    assert any("['b\\ud800']" in p for p in paths)
+    for p in paths:
+        p.encode("utf-8")  # would raise on a raw surrogate
+    assert "\udc00" in {n.label for n in r.tree.nodes}  # the key itself stays decoded
+
+
+@pytest.mark.parametrize("suffix,prefix", [(".json", ""), (".js", "const a = ")])
+def test_cli_sections_on_surrogate_keys(tmp_path, suffix, prefix):
+    f = tmp_path / f"s{suffix}"
+    f.write_text(prefix + json.dumps(SURROGATE_DOC) + "\n")
+    for extra in ((), ("--json",)):
+        done = _sections_cli(f, "--budget", "20", *extra)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "\\udc00" in done.stdout
+
+
+# ------------------------------------------------------------------ big numbers
+
+
+def test_json_numbers_past_pythons_digit_limit_are_sectioned():
+    big = "9" * 5000
+    text = f'{{"a": {big}, "b": -{big}.5e3, "c": [1, {big}]}}'
+    r = section_text(text, "json", TOK, 50)
+    leaves = {r.tree.path(n): r.tree.source(n) for n in r.tree.nodes if not n.children}
+    assert leaves["$.a"] == f'"a": {big}' and leaves["$.c[1]"] == big
+    assert leaves["$.b"] == f'"b": -{big}.5e3'
+    spans = {s.path: s for s in r.sections}
+    assert spans["$.a"].atomic and spans["$.a"].kind == "subtree"  # never split
+
+
+@pytest.mark.parametrize("text,where", [
+    ("[%s, ]" % ("9" * 5000), "1:5004"),       # "]" after a comma, after a big number
+    ("[0%s]" % ("9" * 5000), "1:3"),            # leading zero: invalid JSON number
+    ("[%s" % ("9" * 5000), "1:5002"),           # unterminated array
+])
+def test_invalid_json_around_big_numbers_is_located(text, where):
+    with pytest.raises(ParseError) as err:
+        formats.parse(text, "json")
+    assert f"{err.value.line}:{err.value.col}" == where
+    assert "digit" not in err.value.message  # not Python's int-conversion message
+
+
+def test_javascript_numbers_past_pythons_digit_limit_read_as_js_does():
+    big = "9" * 5000
+    text = f"const a = {{{big}: -{big}, b: [1e5, {big}], c: 0x{'f' * 5000}}};\n"
+    r = section_text(text, "javascript", TOK, 50)
+    paths = {r.tree.path(n) for n in r.tree.nodes}
+    assert "$.a.Infinity" in paths  # Number::toString of the key's value
+    assert {"$.a.b[1]", "$.a.c"} <= paths
+    spans = {s.path: s for s in r.sections}
+    assert spans["$.a.b[1]"].atomic and spans["$.a.b[1]"].tokens > 50  # kept whole
+
+
+# ------------------------------------------------------------------ deep YAML
+
+
+@pytest.mark.parametrize("open_,close", [("[", "]"), ("{k: ", "}")])
+def test_deep_yaml_flow_nesting_parses_in_linear_time(open_, close):
+    def seconds(depth: int) -> float:
+        text = "a: " + open_ * depth + "1" + close * depth + "\n"
+        t0 = time.perf_counter()
+        tree = yaml_format.parse(text)
+        elapsed = time.perf_counter() - t0
+        assert len(tree.nodes) == depth + 2
+        return elapsed
+
+    small, large = seconds(2000), seconds(16000)
+    assert large < 5  # was ~50 s at 16k levels (quadratic simple-key scan)
+    assert large < 8 * small * 3  # 8x the depth: linear, with room for noise
+
+
+def _events(text: str, loader: type) -> list:
+    try:
+        return [(type(e).__name__, getattr(e, "value", None), e.start_mark.index,
+                 e.end_mark.index) for e in yaml.parse(text, Loader=loader)]
+    except yaml.YAMLError as exc:
+        return [("error", str(exc))]
+
+
+_yaml_texts = st.lists(st.sampled_from(
+    ["a", ":", " ", "\n", "[", "]", "{", "}", ",", "- ", "? ", "'", '"', "#", "x" * 1030,
+     "&a ", "*a", "!!str ", "  ", "k: ", "1"]), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_yaml_texts)
+def test_linear_key_scan_gives_the_same_events_and_errors_as_pyyaml(text):
+    assert _events(text, yaml_format._FlatKeysLoader) == _events(text, yaml.SafeLoader)
+
+
+# ------------------------------------------------------------------ tiny budgets
+
+
+def test_yaml_numbers_booleans_and_nulls_stay_whole():
+    text = "count: 123456789012345678\npi: -3.14159265358979\nok: true\nn: null\nw: hello world\n"
+    r = section_text(text, "yaml", TOK, 1, search=False)
+    by_path: dict[str, list[str]] = {}
+    for s in r.sections:
+        by_path.setdefault(s.path, []).append(s.text(text))
+    assert by_path["$.count"] == ["count: 123456789012345678"]
+    assert by_path["$.pi"] == ["pi: -3.14159265358979"]
+    assert by_path["$.ok"] == ["ok: true"] and by_path["$.n"] == ["n: null"]
+    assert len(by_path["$.w"]) > 1  # strings are still divisible
+
+
+_scalar = st.one_of(st.integers(), st.floats(allow_nan=False), st.booleans(), st.none(),
+                    st.text(st.characters(codec="utf-8", exclude_characters="\r\x85\u2028\u2029"),
+                            max_size=12))
+_doc = st.recursive(_scalar, lambda k: st.one_of(
+    st.lists(k, max_size=3), st.dictionaries(st.text("abc xy", min_size=1, max_size=5), k,
+                                             max_size=3)), max_leaves=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_doc, st.sampled_from(["yaml-block", "yaml-flow", "json"]), st.integers(1, 4),
+       st.booleans())
+def test_tiny_budgets_give_no_empty_sections(doc, style, budget, search):
+    if style == "json":
+        text, fmt = json.dumps({"r": doc}, ensure_ascii=False), "json"
+    else:
+        text = yaml.safe_dump({"r": doc}, allow_unicode=True,
+                              default_flow_style=style == "yaml-flow")
+        fmt = "yaml"
+    r = section_text(text, fmt, TOK, budget, search=search)
+    for s in r.sections:
+        assert s.end > s.start, (s.path, s.start)
+        if s.kind == "span":  # a fragment keeps at least one character of content
+            node = s.node
+            assert min(s.end, node.cut_end) > max(s.start, node.cut_start), s.path
+        if s.node is not None and s.node.kind in ("number", "literal"):
+            assert s.kind != "span"
+    covered = "".join(text[s.start:s.end] for s in r.sections if s.kind == "span")
+    assert len(covered) <= len(text)
