@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "treeagent.report.cli",  # treeagent score | query | report
     "treeagent.cli_run",  # treeagent run
     "treeagent.bench.cli",  # treeagent bench build | show | export
+    "treeagent.cli_plan",  # treeagent plan
 )
 """Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
 
