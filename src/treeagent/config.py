@@ -21,7 +21,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -419,18 +419,42 @@ def validate(data: Any, source: str = "params") -> Params:
     return Params(dict(data))
 
 
+def _load_unique(text: str) -> Any:
+    """``yaml.safe_load`` that refuses a key written twice in one mapping (YAML's last
+    one would win silently), naming the key and its line."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # "<<": merged keys may be overridden
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, Hashable) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r}", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return yaml.load(text, Loader=Loader)  # noqa: S506 (a safe loader)
+
+
 def load(path: str | os.PathLike[str] = DEFAULT_PATH) -> Params:
     """Read and validate a params file; :class:`ParamsError` names the file and keys."""
     import yaml
 
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = _load_unique(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ParamsError(["no such file (create it: python -m treeagent.config write "
                            "--preset demo -o params.yaml)"], str(p)) from None
     except yaml.YAMLError as exc:
-        raise ParamsError([f"not valid YAML: {exc}"], str(p)) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{mark.line + 1}:{mark.column + 1}: " if mark is not None else ""
+        what = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
+        raise ParamsError([f"{where}not valid YAML: {what}"], str(p)) from None
     return validate(data, str(p))
 
 
