@@ -81,14 +81,17 @@ def test_json_description_may_be_written_with_escapes():
     assert rec.description == "10.1/abc" and rec.fields["DOI"] == "10.1/abc"
 
 
-def test_json_entities_without_a_unique_description_are_dropped_and_reported():
+def test_json_entities_without_a_unique_description_are_undescribed_and_reported():
     items = [{"DOI": "10.1/x", "title": ["Same"]}, {"DOI": "10.1/x", "title": ["Same"]},
              {"DOI": "10.1/y", "title": ["Other"]}]
     text = json.dumps({"message-type": "work-list", "message": {"items": items}})
     dropped = []
     recs = records_from_text("json", "crossref", text, on_drop=lambda p, w: dropped.append(p))
-    assert [r.description for r in recs] == ["10.1/y"]
+    # never looked up, but counted by aggregations (B.1: every visible record)
+    assert [r.description for r in recs] == ["", "", "10.1/y"]
     assert dropped == ["$.message.items[0]", "$.message.items[1]"]
+    assert {r.select for r in recs} == {("message", "items", "*")}
+    assert recs[0].keys["DOI"] == ("DOI",) and recs[0].keys["title"] == ("title", "[1]")
 
 
 def test_json_malformed_raises():
@@ -132,11 +135,17 @@ def test_yaml_records_are_paths_operations_parameters_responses():
     assert [r.kind for r in recs].count("operation") == 3
     assert by["listPets"].fields["method"] == "GET" and by["listPets"].fields["summary"] == "List pets"
     assert "POST /pets" in by  # no operationId: method and path
-    # the operation's own parameter overrides the path-level one of the same name
+    # a path item's shared parameter is one record where it is written; the operation's
+    # own parameter of the same name is the operation's
     assert by["limit (query) of POST /pets"].fields["schema type"] == "string"
-    assert by["limit (query) of listPets"].fields["schema type"] == "integer"
+    assert by["limit (query) of path /pets"].fields["schema type"] == "integer"
+    assert by["limit (query) of path /pets"].select[-2:] == ("parameters", "*")
     assert by["201 response of POST /pets"].fields == {"status code": 201, "description": "Created"}
-    assert not any("default response" in d for d in by)  # $ref responses are not records
+    # a $ref response is counted, its fields other than the status code unknown
+    ref = by["default response of POST /pets"]
+    assert ref.opaque and ref.fields == {"status code": "default"}
+    # an absent `required` reads as OpenAPI's default (false), never as a written value
+    assert by["listPets"].defaults == {"deprecated": False}
     assert by["/pets/{id}"].kind == "API path"
     assert len(by) == len(recs)
 
@@ -173,8 +182,10 @@ def test_html_units_tables_lists_blocks_from_broken_html():
     assert kinds[0] == [("table row", "Alpha 1", {"model": "Alpha 1", "price": 1299, "stock": "yes"}),
                         ("table row", "Beta 2", {"model": "Beta 2", "price": 899.5, "stock": "no"})]
     assert kinds[1] == [("specification table", "Specs", {"weight": "2.5 kg", "colour": "Red"})]
-    # the repeated list item has no unique description: only the other one is a record
-    assert kinds[2] == [("list item", "Two-year warranty", {"text": "Two-year warranty"})]
+    # the repeated list item has no unique description: undescribed (counted, not named)
+    assert kinds[2] == [("list item", "", {"text": "Free shipping"}),
+                        ("list item", "Two-year warranty", {"text": "Two-year warranty"}),
+                        ("list item", "", {"text": "Free shipping"})]
     assert [d for _, d, _ in kinds[3]] == ["Gamma", "Delta", "Epsilon"]
     assert kinds[3][0][2] == {"name": "Gamma", "price": 12}
 

@@ -62,7 +62,8 @@ def test_ambiguous_records_are_dropped_and_reported():
     src = "const t = [{name: 'dup', n: 1}, {name: 'dup', n: 1}, {name: 'solo', n: 2}];"
     dropped: list[str] = []
     recs = records_from_text("javascript", "eslint", src, on_drop=lambda p, w: dropped.append(p))
-    assert [r.description for r in recs] == ["solo"] and dropped == ["$[0]", "$[1]"]
+    assert [r.description for r in recs] == ["", "", "solo"] and dropped == ["$[0]", "$[1]"]
+    assert {r.select for r in recs} == {("t", "*")}
 
 
 def test_bare_literal_units_have_no_binding_description():

@@ -65,8 +65,14 @@ def extract(fmt: str, source: str, text: str) -> list[Record]:
             for k in ("magnitude", "depth"):
                 e[k] = float(e[k]) if "." in e[k] else int(e[k])
             events.append(e)
+    # where a reader finds the events and their fields (the specification's address)
+    select = {"json": ("events", "*"), "yaml": ("events", "*"),
+              "javascript": ("@literal", "*"), "html": ("@table-row",)}[fmt]
+    key = (lambda k: ("@column", k)) if fmt == "html" else (lambda k: (k,))
     return [Record(id=f"#{i}", unit_id="", kind=KIND, description=e["title"],
-                   fields={k: v for k, v in e.items() if k != "title"}, path=f"$.events[{i}]")
+                   fields={k: v for k, v in e.items() if k != "title"}, path=f"$.events[{i}]",
+                   select=select, keys={k: key(k) for k in e if k != "title"},
+                   anchor=((key("title"), e["title"]),))
             for i, e in enumerate(events)]
 
 
@@ -107,7 +113,9 @@ def record_sets(draw):
         fields = {k: draw(_value) for k in names}
         desc = f"{draw(_word).title()} {draw(_word)} {i}"
         recs.append(Record(id=f"u#/items/{i}", unit_id="u", kind="widget", description=desc,
-                           fields=fields, path=f"$.items[{i}].spec"))
+                           fields=fields, path=f"$.items[{i}].spec", select=("items", "*"),
+                           keys={k: ("spec", k) for k in names},
+                           anchor=((("name",), desc),)))
     return recs
 
 
@@ -163,13 +171,15 @@ def test_leaks_catches_paths_indexes_keys_and_locations():
 
 def test_ties_are_never_asked():
     tie = [Record(id=f"#{i}", unit_id="u", kind="k", description=f"d{i}",
-                  fields={"color": c, "size": s})
+                  fields={"color": c, "size": s}, select=("items", "*"),
+                  keys={"color": ("color",), "size": ("size",)})
            for i, (c, s) in enumerate([("red", 1), ("red", 1), ("blue", 2), ("blue", 2)])]
     assert tasks.generate("most_frequent", tie, random.Random(0)) is None
     assert tasks.generate("numeric_extremum", tie, random.Random(0)) is None
+    scope = next(a for a in tasks.aggregates(tie) if a.name == "color").scope()
     with pytest.raises(validate.Invalid, match="tie"):
         validate.execute({"op": "most_frequent", "kind": "k", "field": "color", "k": 1,
-                          "scope": {"over": "context", "kind": "k"}}, tie)
+                          "scope": scope}, tie)
 
 
 def test_unknown_task_is_an_error():

@@ -12,7 +12,10 @@ import pytest
 from test_bench_tasks import KIND, extract, make_units, render
 from treeagent.bench import contexts, io, tasks, validate
 
-SCOPE = {"over": "context", "kind": KIND}
+
+def _scope(records, name):
+    """The construction's scope of ``name`` over ``records`` (as a build stores it)."""
+    return next(a for a in tasks.aggregates(records) if a.name == name).scope()
 
 
 def _setup(fmt="json", units=None):
@@ -65,15 +68,17 @@ def test_most_frequent_tie_and_extremum_tie_are_rejected():
         counts.setdefault(tasks.norm(r.fields["status"]), 0)
         counts[tasks.norm(r.fields["status"])] += 1
     k = len(counts)  # asking for every value leaves no (k+1)-th: not a unique ranking
-    spec = {"op": "most_frequent", "kind": KIND, "field": "status", "k": k, "scope": SCOPE}
+    spec = {"op": "most_frequent", "kind": KIND, "field": "status", "k": k,
+            "scope": _scope(ctx.records, "status")}
     checks = validate.check_example(_row(spec, list(counts), task="most_frequent", units=units),
                                     ctx, 0.05)
     assert "tie or too few" in checks["check_unique"]
     recs = [validate.Record(id=f"#{i}", unit_id="", kind="k", description=f"d{i}",
-                            fields={"size": s}) for i, s in enumerate([3, 7, 7])]
+                            fields={"size": s}, select=("items", "*"), keys={"size": ("size",)})
+            for i, s in enumerate([3, 7, 7])]
     with pytest.raises(validate.Invalid, match="attained 2 times") as exc:
         validate.execute({"op": "extremum", "kind": "k", "field": "size", "fn": "max",
-                          "scope": {"over": "context", "kind": "k"}}, recs)
+                          "scope": _scope(recs, "size")}, recs)
     assert exc.value.check == "unique"
 
 

@@ -21,6 +21,20 @@ class Record:
     record appears in (e.g. 'the earthquake "M 4.6 - 21 km SSW of Pahala, Hawaii"');
     ``fields`` maps a human field name ("magnitude", "place") to its visible value;
     ``kind`` names the entity type in words ("earthquake event", "operation").
+
+    A record with an empty ``description`` has no unique visible name: it is never
+    looked up, but aggregations count it like any other (B.1 "every visible record").
+    ``select`` says where a reader finds records of this kind in a unit (key steps from
+    the unit's value: ``"*"`` any list item, ``"~"`` any mapping member, ``{"any":
+    [...]}`` one of these keys; JS selectors start with the binding name; HTML ones name
+    what the page shows, ``["@table-row"]`` ...); ``keys`` maps each field name to its key
+    path inside the record (``"@key:-1"``: the record's own key, ``"@key:-2"`` the one
+    above, ``"@up"``: the enclosing container; ``"[1]"``: the only item of a one-item
+    list); ``anchor`` the (key path, value) pairs that pick the record out as its
+    description says (empty: a field whose value is the description); ``defaults`` the
+    value the format documents for an absent field (OpenAPI ``required: false``);
+    ``opaque``: fields not listed are unknown (an unresolved ``$ref``). A record with an
+    empty ``select`` is never asked about (no reader-level address).
     """
 
     id: str  # stable: f"{unit_id}#{local id}"
@@ -29,6 +43,11 @@ class Record:
     description: str
     fields: dict[str, Scalar]
     path: str = ""  # structural path inside the unit (never shown in questions)
+    select: tuple[Any, ...] = ()
+    keys: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    anchor: tuple[tuple[tuple[Any, ...], Scalar], ...] = ()
+    defaults: dict[str, Scalar] = field(default_factory=dict)
+    opaque: bool = False
 
 
 @dataclass(slots=True)

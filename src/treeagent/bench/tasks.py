@@ -113,10 +113,42 @@ def given_away(value: Scalar, description: str) -> bool:
                                     norm(description)) is not None
 
 
+ONLY_ITEM = "[1]"  # key-path step through a one-item list (sources.common.ONLY_ITEM)
+_ID_LIKE = re.compile(r"\b(?:id|ids|identifier|code|codes|zip|postcode|phone|key|doi|issn|"
+                      r"isbn)\b|\b(?:number|no)\Z", re.I)
+
+
+def source_of(rec: Record) -> str:
+    """The source group of a record's unit (unit ids read ``<format>/<source>/...``)."""
+    parts = rec.unit_id.split("/", 2)
+    return parts[1] if len(parts) > 2 else ""
+
+
+def anchor(rec: Record) -> list[list[Any]]:
+    """How a reader picks the record out by its description: ``[[key path, value], ...]``
+    ([] when no field holds the description: the record is not looked up)."""
+    if rec.anchor:
+        return [[list(p), v] for p, v in rec.anchor]
+    want = norm(rec.description)
+    for name, value in rec.fields.items():
+        if name in rec.keys and norm(value) == want:
+            return [[list(rec.keys[name]), rec.description]]
+    return []
+
+
 def lookup_fields(rec: Record) -> list[str]:
-    """Fields a lookup may ask: human names, answerable values not given away."""
+    """Fields a lookup may ask of a described record with a reader-level address: human
+    names with a key path, answerable values not given away."""
+    if not rec.description or not rec.select or not anchor(rec):
+        return []
     return [k for k, v in rec.fields.items()
-            if human_field(k) and answerable(v) and not given_away(v, rec.description)]
+            if k in rec.keys and human_field(k) and answerable(v)
+            and not given_away(v, rec.description)]
+
+
+def id_like(name: str) -> bool:
+    """A field of identifiers, codes or versions (never an extremum)."""
+    return bool(_ID_LIKE.search(name))
 
 
 def plural(kind: str) -> str:
@@ -126,6 +158,19 @@ def plural(kind: str) -> str:
     if kind.endswith("y") and kind[-2:-1] not in ("a", "e", "i", "o", "u"):
         return kind[:-1] + "ies"
     return kind + "s"
+
+
+def article(phrase: str) -> str:
+    """'a' or 'an' before ``phrase`` (by its first sound, letters spelled out for
+    acronyms): 'an ISSN', 'a URL', 'an HTTP method', 'a magnitude'."""
+    word = phrase.split()[0] if phrase.split() else phrase
+    if word.isupper() and len(word) > 1:  # spelled out
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    if word.lower().startswith(("uni", "use", "usu", "eu", "one")):
+        return "a"
+    if word.lower().startswith(("hour", "honest", "honor")):
+        return "an"
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def named(rec: Record) -> str:
@@ -187,6 +232,19 @@ def spec_fields(spec: dict[str, Any]) -> list[str]:
 # ------------------------------------------------------------------ lookups
 
 
+def _where(rec: Record) -> dict[str, Any]:
+    """The reader-level address of one record in a lookup specification."""
+    return {"source": source_of(rec), "select": _jsonable(rec.select), "anchor": anchor(rec)}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, tuple | list):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    return x
+
+
 def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random,
                 exclude: set[str]) -> Question | None:
     cands = [r for r in records if len(lookup_fields(r)) >= n]
@@ -194,7 +252,8 @@ def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random
     for rec in cands:
         names = rng.sample(lookup_fields(rec), n)
         spec = {"op": "lookup", "kind": rec.kind, "record": rec.description, "fields": names,
-                "shape": "value" if n == 1 else "list", "ordered": n > 1}
+                "shape": "value" if n == 1 else "list", "ordered": n > 1,
+                "at": _where(rec), "keys": [_jsonable(rec.keys[f]) for f in names]}
         key = repr(("lookup", rec.description, sorted(names)))
         if key in exclude:
             continue
@@ -228,10 +287,11 @@ def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Rand
             continue
         exclude.add(key)
         spec = {"op": "lookup_records", "kind": kind, "records": descs, "field": name,
-                "ordered": True}
+                "ordered": True, "at": [_where(r) for r in chosen],
+                "keys": [_jsonable(r.keys[name]) for r in chosen]}
         listed = "; ".join(f'"{d}"' for d in descs)
         text = (f"What is the {name} of each of these {_WORDS[n]} {plural(kind)}: {listed}? "
-                "Give the values in the same order as the entries are named here.")
+                "Give the values in the same order as they are named here.")
         return Question(task, text, spec, [r.fields[name] for r in chosen],
                         [r.id for r in chosen], descs)
     return None
@@ -240,102 +300,169 @@ def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Rand
 # ------------------------------------------------------------------ aggregations
 
 
-def _groups(records: Sequence[Record]) -> dict[tuple[str, str], list[Record]]:
-    """Records of each (kind, field) with a :func:`present` value of that field."""
-    out: dict[tuple[str, str], list[Record]] = {}
-    for rec in records:
-        for name, value in rec.fields.items():
-            if not human_field(name) or not present(value):
+@dataclass(slots=True)
+class Aggregate:
+    """One field over every visible record of one kind (B.1 scope rule).
+
+    ``stated`` pairs each record stating the field (or taking the format's documented
+    ``default``) with its value; ``missing`` counts records of the kind that state
+    nothing (the question then says "that state it")."""
+
+    kind: str
+    name: str
+    path: tuple[Any, ...]
+    records: list[Record]
+    stated: list[tuple[Record, Scalar]]
+    missing: int
+    default: Scalar = None
+
+    def scope(self) -> dict[str, Any]:
+        scope: dict[str, Any] = {
+            "over": "context", "kind": self.kind,
+            "sources": sorted({source_of(r) for r in self.records}),
+            "select": sorted((_jsonable(s) for s in {r.select for r in self.records}),
+                             key=repr),
+            "field": _jsonable(self.path), "stated_only": self.missing > 0}
+        if self.default is not None:
+            scope["default"] = self.default
+        return scope
+
+    def among(self) -> str:
+        """'the parameters in this input' / '... that state an ISSN'."""
+        base = f"the {plural(self.kind)} in this input"
+        return f"{base} that state {article(self.name)} {self.name}" if self.missing else base
+
+
+def aggregates(records: Sequence[Record]) -> list[Aggregate]:
+    """Every (kind, field) a question may aggregate over the whole visible scope: each
+    record of the kind counts, described or not; the field has one list-free key path in
+    all of them; records that state nothing take the documented default, or are left
+    out and named so; an unresolved record (``$ref``) without the field forbids it."""
+    by_kind: dict[str, list[Record]] = {}
+    for r in records:
+        if r.select:
+            by_kind.setdefault(r.kind, []).append(r)
+    out = []
+    for kind in sorted(by_kind):
+        recs = by_kind[kind]
+        names = list(dict.fromkeys(n for r in recs for n in r.fields if human_field(n)))
+        for name in names:
+            paths = {r.keys.get(name) for r in recs if name in r.fields}
+            if len(paths) != 1 or None in paths:
                 continue
-            out.setdefault((rec.kind, name), []).append(rec)
+            path = paths.pop()
+            if ONLY_ITEM in path:
+                continue  # other records may hold several items there
+            default = next((r.defaults[name] for r in recs if name in r.defaults), None)
+            stated: list[tuple[Record, Scalar]] = []
+            missing, ok = 0, True
+            for r in recs:
+                if name in r.fields:
+                    stated.append((r, r.fields[name]))
+                elif r.opaque:
+                    ok = False
+                    break
+                elif default is not None:
+                    stated.append((r, default))
+                else:
+                    missing += 1
+            if ok and stated:
+                out.append(Aggregate(kind, name, path, recs, stated, missing, default))
     return out
 
 
-def _scope(kind: str) -> dict[str, str]:
-    return {"over": "context", "kind": kind}
+def _native_numbers(values: Sequence[Scalar]) -> list[float] | None:
+    """Numbers stored as numbers (never numeric strings: codes, years as text)."""
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        return None
+    return [float(v) for v in values]
 
 
 def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> Question | None:
-    groups = _groups(records)
-    keys = sorted(k for k, recs in groups.items() if len(recs) >= 3)
-    rng.shuffle(keys)
-    for kind, name in keys:
-        recs = groups[(kind, name)]
-        nums = [number(r.fields[name]) for r in recs]
-        if all(x is not None for x in nums) and len(set(nums)) >= 3:
+    aggs = [a for a in aggregates(records) if len(a.stated) >= 3]
+    rng.shuffle(aggs)
+    for agg in aggs:
+        kind, name = agg.kind, agg.name
+        vals = [v for _, v in agg.stated]
+        nums = _native_numbers(vals)
+        if nums is not None and len(set(nums)) >= 3:
             ordered = sorted(set(nums))
-            cut = ordered[rng.randrange(1, len(ordered) - 1)]
             cmp = rng.choice(("gt", "lt"))
+            cuts = [c for c in ordered[1:-1]
+                    if sum(1 for x in nums if (x > c if cmp == "gt" else x < c)) >= 2]
+            if not cuts:
+                continue
+            cut = rng.choice(cuts)
             value: Scalar = int(cut) if float(cut).is_integer() else cut
             answer = sum(1 for x in nums if (x > cut if cmp == "gt" else x < cut))
             words = "greater than" if cmp == "gt" else "less than"
-            cond = f"a {name} {words} {norm(value)}"
+            cond = f"{article(name)} {name} {words} {norm(value)}"
         else:
-            counts = Counter(norm(r.fields[name]) for r in recs)
+            counts = Counter(norm(v) for v in vals)
             options = sorted(v for v, c in counts.items()
-                             if 1 <= c < len(recs) and len(v) <= 60 and "\n" not in v)
+                             if 2 <= c < len(vals) and len(v) <= 60 and "\n" not in v)
             if not options:
                 continue
             target = rng.choice(options)
-            value = next(r.fields[name] for r in recs if norm(r.fields[name]) == target)
+            value = next(v for v in vals if norm(v) == target)
             cmp, answer = "eq", counts[target]
-            cond = f"the {name} {_quote(value)}"
+            cond = (f"{name} set to {norm(value)}" if isinstance(value, bool)
+                    else f"the {name} {_quote(value)}")
         spec = {"op": "count", "kind": kind, "where": {"field": name, "cmp": cmp, "value": value},
-                "scope": _scope(kind)}
+                "scope": agg.scope()}
         key = repr(("count", kind, name, cmp, norm(value)))
         if key in exclude:
             continue
         exclude.add(key)
-        text = (f"How many {plural(kind)} in this input have {cond}? Consider every "
-                f"{kind} shown in the input. Answer with a single number.")
+        text = (f"How many {plural(kind)} in this input have {cond}? Count every {kind} "
+                "shown in the input. Answer with a single number.")
         return Question("conditional_count", text, spec, answer,
-                        [r.id for r in recs], [norm(value), str(value)])
+                        [r.id for r in agg.records], [norm(value), str(value)])
     return None
 
 
 def _most_frequent(records: Sequence[Record], rng: random.Random,
                    exclude: set[str]) -> Question | None:
-    groups = _groups(records)
-    keys = sorted(k for k, recs in groups.items() if len(recs) >= 4)
-    rng.shuffle(keys)
-    for kind, name in keys:
-        recs = groups[(kind, name)]
-        if all(number(r.fields[name]) is not None for r in recs):
+    aggs = [a for a in aggregates(records) if len(a.stated) >= 4]
+    rng.shuffle(aggs)
+    for agg in aggs:
+        kind, name = agg.kind, agg.name
+        vals = [v for _, v in agg.stated]
+        if _native_numbers(vals) is not None or all(number(v) is not None for v in vals):
             continue  # frequency of measurements is not a meaningful question
-        counts = Counter(norm(r.fields[name]) for r in recs)
+        counts = Counter(norm(v) for v in vals)
         ranked = counts.most_common()
         for k in rng.sample((1, 2, 3), 3):
             if len(ranked) <= k or ranked[k - 1][1] < 2 or ranked[k - 1][1] == ranked[k][1]:
-                continue  # ties excluded: the answer must be unique (4.1)
+                continue  # ties rejected: the answer must be unique (4.1)
             top = [v for v, _ in ranked[:k]]
             key = repr(("freq", kind, name, k))
             if key in exclude:
                 continue
             exclude.add(key)
-            spelled = [next(r.fields[name] for r in recs if norm(r.fields[name]) == v)
-                       for v in top]
+            spelled = [next(v for v in vals if norm(v) == t) for t in top]
             if not all(answerable(v) for v in spelled):
                 continue
             spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
-                    "scope": _scope(kind), "ordered": False}
-            what = (f"Which {name} value occurs" if k == 1
-                    else f"Which {_WORDS[k]} {name} values occur")
-            order = "" if k == 1 else " List them in any order; order does not matter."
-            text = f"{what} most often among the {plural(kind)} in this input?{order}"
-            answer: Any = spelled
-            return Question("most_frequent", text, spec, answer, [r.id for r in recs], [])
+                    "scope": agg.scope(), "ordered": False}
+            if k == 1:
+                text = f"Which {name} occurs most often among {agg.among()}?"
+            else:
+                text = (f"Which {_WORDS[k]} values of the {name} occur most often among "
+                        f"{agg.among()}? List them in any order.")
+            return Question("most_frequent", text, spec, list(spelled),
+                            [r.id for r in agg.records], [])
     return None
 
 
 def _extremum(records: Sequence[Record], rng: random.Random,
               exclude: set[str]) -> Question | None:
-    groups = _groups(records)
-    keys = sorted(k for k, recs in groups.items() if len(recs) >= 3)
-    rng.shuffle(keys)
-    for kind, name in keys:
-        recs = groups[(kind, name)]
-        nums = [number(r.fields[name]) for r in recs]
-        if any(x is None for x in nums):
+    aggs = [a for a in aggregates(records) if len(a.stated) >= 3 and not id_like(a.name)]
+    rng.shuffle(aggs)
+    for agg in aggs:
+        kind, name = agg.kind, agg.name
+        nums = _native_numbers([v for _, v in agg.stated])
+        if nums is None or len(set(nums)) < 2:
             continue
         for fn in rng.sample(("max", "min"), 2):
             best = max(nums) if fn == "max" else min(nums)
@@ -346,13 +473,13 @@ def _extremum(records: Sequence[Record], rng: random.Random,
                 continue
             exclude.add(key)
             spec = {"op": "extremum", "kind": kind, "field": name, "fn": fn,
-                    "scope": _scope(kind)}
+                    "scope": agg.scope()}
             word = "highest" if fn == "max" else "lowest"
-            text = (f"What is the {word} {name} among all {plural(kind)} in this input? "
+            text = (f"What is the {word} {name} among {agg.among()}? "
                     "Answer with the number only.")
-            answer = recs[nums.index(best)].fields[name]
-            value: Any = number(answer) if isinstance(answer, str) else answer
-            return Question("numeric_extremum", text, spec, value, [r.id for r in recs], [])
+            answer = agg.stated[nums.index(best)][1]
+            return Question("numeric_extremum", text, spec, answer,
+                            [r.id for r in agg.records], [])
     return None
 
 

@@ -29,13 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeagent import formats
-from treeagent.bench import tasks
+from treeagent.bench import independent, tasks
 from treeagent.bench.model import Record
 from treeagent.formats import javascript
 from treeagent.scoring import TASKS
 
 Extractor = Callable[[str, str, str], list[Record]]
-CHECKS = ("parse", "units", "length", "answer", "unique", "scope", "sources", "question")
+CHECKS = ("parse", "units", "length", "answer", "unique", "scope", "sources", "question",
+          "independent")
 SPEC_OPS = {
     "one_field": "lookup", "two_fields": "lookup", "four_fields": "lookup",
     "two_records": "lookup_records", "four_records": "lookup_records",
@@ -124,15 +125,21 @@ def _value(rec: Record, name: str) -> Any:
     return rec.fields[name]
 
 
-def _in_scope(spec: Mapping[str, Any], records: Sequence[Record]) -> list[Record]:
-    scope = spec.get("scope")
-    if scope != {"over": "context", "kind": spec["kind"]}:
+def _in_scope(spec: Mapping[str, Any], records: Sequence[Record]) -> tasks.Aggregate:
+    """The values of the asked field over every record of the kind (the construction's
+    scope rule, :func:`treeagent.bench.tasks.aggregates`, on re-extracted records)."""
+    scope = spec.get("scope") or {}
+    if scope.get("over") != "context" or scope.get("kind") != spec["kind"]:
         raise Invalid("scope", f"unsupported scope {scope!r}")
     name = spec["where"]["field"] if spec["op"] == "count" else spec["field"]
-    out = [r for r in records if r.kind == spec["kind"] and tasks.present(r.fields.get(name))]
-    if not out:
+    agg = next((a for a in tasks.aggregates(records)
+                if a.kind == spec["kind"] and a.name == name), None)
+    if agg is None:
         raise Invalid("scope", f"no {spec['kind']} with a {name!r} in the context")
-    return out
+    mine = {k: v for k, v in agg.scope().items() if k != "sources"}  # ids re-extracted bare
+    if mine != {k: v for k, v in scope.items() if k != "sources"}:
+        raise Invalid("scope", "the stored scope is not the context's")
+    return agg
 
 
 def execute(spec: Mapping[str, Any], records: Sequence[Record]) -> tuple[Any, list[Record]]:
@@ -149,26 +156,27 @@ def execute(spec: Mapping[str, Any], records: Sequence[Record]) -> tuple[Any, li
     if op == "lookup_records":
         recs = [_described(records, d, spec["kind"]) for d in spec["records"]]
         return [_value(r, spec["field"]) for r in recs], recs
-    scoped = _in_scope(spec, records)
+    agg = _in_scope(spec, records)
+    stated, scoped = agg.stated, agg.records
     if op == "count":
         where = spec["where"]
         if where["cmp"] == "eq":
             want = tasks.norm(where["value"])
-            hits = [r for r in scoped if tasks.norm(r.fields[where["field"]]) == want]
+            hits = [r for r, v in stated if tasks.norm(v) == want]
         else:
             bound = float(where["value"])
             sign = 1 if where["cmp"] == "gt" else -1
-            nums = [(r, tasks.number(r.fields[where["field"]])) for r in scoped]
+            nums = [(r, tasks.number(v)) for r, v in stated]
             hits = [r for r, x in nums if x is not None and sign * (x - bound) > 0]
         return len(hits), scoped
     if op == "most_frequent":
-        counts = Counter(tasks.norm(r.fields[spec["field"]]) for r in scoped).most_common()
+        counts = Counter(tasks.norm(v) for _, v in stated).most_common()
         k = int(spec["k"])
         if len(counts) <= k or counts[k - 1][1] < 2 or counts[k - 1][1] == counts[k][1]:
             raise Invalid("unique", f"most frequent {k}: tie or too few values ({counts[:k + 1]})")
         return [v for v, _ in counts[:k]], scoped
     if op == "extremum":
-        nums = [tasks.number(r.fields[spec["field"]]) for r in scoped]
+        nums = [tasks.number(v) for _, v in stated]
         if any(x is None for x in nums):
             raise Invalid("scope", f"non-numeric {spec['field']!r} in scope")
         best = max(nums) if spec["fn"] == "max" else min(nums)  # type: ignore[type-var]
@@ -209,6 +217,21 @@ class ContextCheck:
     records: list[Record] = field(default_factory=list)
     unit_of: dict[int, str] = field(default_factory=dict)  # id(record) -> unit id
     tokens: dict[str, int] = field(default_factory=dict)
+    format: str = ""
+    text: str = ""
+    unit_sources: list[str] = field(default_factory=list)
+    _reading: Any = None
+
+    def reading(self) -> independent.Reading:
+        """The context as the second reader parses it (once per context)."""
+        if self._reading is None:
+            try:
+                self._reading = independent.read_context(self.format, self.text)
+            except independent.Unconfirmed as exc:
+                self._reading = str(exc)
+        if isinstance(self._reading, str):
+            raise independent.Unconfirmed(self._reading)
+        return self._reading
 
 
 def check_context(fmt: str, text: str, unit_ids: Sequence[str],
@@ -216,7 +239,8 @@ def check_context(fmt: str, text: str, unit_ids: Sequence[str],
                   count: Callable[[str], dict[str, int]] | None,
                   cache: dict[str, list[Record]] | None = None) -> ContextCheck:
     """Re-parse ``text``; ``units`` maps unit id -> (source, sha256 of its piece)."""
-    out = ContextCheck()
+    out = ContextCheck(format=fmt, text=text,
+                       unit_sources=[units[u][0] if u in units else "" for u in unit_ids])
     try:
         pieces = unit_pieces(fmt, text)
     except ValueError as exc:  # ParseError is a ValueError
@@ -287,7 +311,20 @@ def check_example(row: Mapping[str, Any], ctx: ContextCheck, tolerance: float) -
                         [r.path for r in support if spec["op"].startswith("lookup")])
     if found:
         res["check_question"] = "question reveals " + ", ".join(found)
+    res["check_independent"] = second_reader(row, spec, ctx)
     return res
+
+
+def second_reader(row: Mapping[str, Any], spec: Mapping[str, Any], ctx: ContextCheck) -> str:
+    """The independent reader's verdict (:mod:`treeagent.bench.independent`): "" when
+    it confirms the stored answer, else why not."""
+    try:
+        reading = ctx.reading()
+    except independent.Unconfirmed as exc:
+        return f"second reader: {exc}"
+    why = independent.confirm(row["task"], spec, json.loads(row["answer"]), reading,
+                              ctx.unit_sources)
+    return f"second reader: {why}" if why else ""
 
 
 # ------------------------------------------------------------------ GX suites

@@ -65,38 +65,49 @@ def scalar(value: Any) -> Scalar | None:
     return None
 
 
+ONLY_ITEM = "[1]"
+"""Key-path step through a one-element list (transparent for a lookup; an aggregation
+never uses such a field: other records may hold several items there)."""
+
+
 def flatten(value: Any, skip: frozenset[str] = frozenset(),
-            max_fields: int = MAX_FIELDS) -> dict[str, Scalar]:
+            max_fields: int = MAX_FIELDS,
+            keys_out: dict[str, tuple[Any, ...]] | None = None) -> dict[str, Scalar]:
     """Nested scalars of a mapping under readable names (B.1 ``fields``).
 
     Nested keys are walked in document order; a one-element list is transparent, longer
     lists are skipped (their items are other entities or unordered values). A name is
     the humanized last key; when two fields share it, each takes the shortest suffix of
-    its key path that is unique; names that stay ambiguous are dropped.
+    its key path that is unique; names that stay ambiguous are dropped. ``keys_out``
+    receives each name's key path (:data:`ONLY_ITEM` where a one-item list was crossed).
     """
     found: list[tuple[list[str], Scalar]] = []
+    paths: list[tuple[Any, ...]] = []
 
-    def walk(v: Any, keys: list[str]) -> None:
+    def walk(v: Any, keys: list[str], path: tuple[Any, ...]) -> None:
         if isinstance(v, dict):
             for k, sub in v.items():
                 if str(k) in skip:
                     continue
-                walk(sub, [*keys, str(k)])
+                walk(sub, [*keys, str(k)], (*path, str(k)))
         elif isinstance(v, list):
             if len(v) == 1:
-                walk(v[0], keys)
+                walk(v[0], keys, (*path, ONLY_ITEM))
         elif keys:
             s = scalar(v)
             if s is not None:
                 found.append((keys, s))
+                paths.append(path)
 
-    walk(value, [])
-    return name_fields(found, max_fields)
+    walk(value, [], ())
+    return name_fields(found, max_fields, keys_out, paths)
 
 
-def name_fields(found: list[tuple[list[str], Scalar]], max_fields: int = MAX_FIELDS
-                ) -> dict[str, Scalar]:
-    """Readable unique names for (key path, value) pairs (see :func:`flatten`)."""
+def name_fields(found: list[tuple[list[str], Scalar]], max_fields: int = MAX_FIELDS,
+                keys_out: dict[str, tuple[Any, ...]] | None = None,
+                paths: list[tuple[Any, ...]] | None = None) -> dict[str, Scalar]:
+    """Readable unique names for (key path, value) pairs (see :func:`flatten`);
+    ``keys_out`` receives ``paths[i]`` (default: the key path itself) under each name."""
     human = [[humanize(k) for k in keys] for keys, _ in found]
     names: list[str | None] = [None] * len(found)
     pending = list(range(len(found)))
@@ -120,6 +131,8 @@ def name_fields(found: list[tuple[list[str], Scalar]], max_fields: int = MAX_FIE
     for i, name in enumerate(names):
         if name and used[name] == 1 and len(out) < max_fields:
             out[name] = found[i][1]
+            if keys_out is not None:
+                keys_out[name] = tuple(paths[i]) if paths is not None else tuple(found[i][0])
     return out
 
 
@@ -180,18 +193,49 @@ def choose_descriptions(text: str, entities: list[Any],
 
 def make_records(unit_id: str, kind: str, items: list[tuple[str, Any, dict[str, Scalar]]],
                  text: str, candidates: Iterable[Callable[[Any], Any]],
-                 on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
-    """Records from ``(path, entity, fields)`` triples with unique visible descriptions."""
+                 on_drop: Callable[[str, str], None] | None = None,
+                 select: Callable[[str], tuple[Any, ...]] | None = None,
+                 keys: list[dict[str, tuple[Any, ...]]] | None = None) -> list[Record]:
+    """Records from ``(path, entity, fields)`` triples, described by unique visible
+    values; an entity without one is kept undescribed (aggregations still count it, B.1)
+    and reported through ``on_drop``. ``select`` maps a record's path to its reader-level
+    pattern (:func:`pattern`); ``keys`` gives each item's field key paths."""
     descs = choose_descriptions(text, [e for _, e, _ in items], list(candidates))
     records = []
-    for (path, _, fields), desc in zip(items, descs):
-        if desc is None:
-            if on_drop:
-                on_drop(path, "no unique visible description")
-            continue
+    for i, ((path, _, fields), desc) in enumerate(zip(items, descs)):
+        if desc is None and on_drop:
+            on_drop(path, "no unique visible description")
         records.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
-                              description=desc, fields=fields, path=path))
+                              description=desc or "", fields=fields, path=path,
+                              select=select(path) if select else (),
+                              keys=keys[i] if keys else {}))
     return records
+
+
+_STEP = re.compile(r"""\.([A-Za-z_$][\w$]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]""")
+
+
+def path_steps(path: str) -> list[Any]:
+    """``$.a['b c'][3]`` -> ``["a", "b c", 3]`` (the inverse of ``key_step``/``index_step``)."""
+    out: list[Any] = []
+    pos = 1 if path.startswith("$") else 0
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        if not m:
+            raise ValueError(f"not a structural path: {path!r}")
+        if m.group(1) is not None:
+            out.append(m.group(1))
+        elif m.group(2) is not None:
+            out.append(re.sub(r"\\(.)", r"\1", m.group(2)))
+        else:
+            out.append(int(m.group(3)))
+        pos = m.end()
+    return out
+
+
+def pattern(path: str, prefix: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+    """A record's reader-level selector: its path with every list index as ``"*"``."""
+    return (*prefix, *("*" if isinstance(s, int) else s for s in path_steps(path)))
 
 
 def key(*names: str) -> Callable[[Any], Any]:

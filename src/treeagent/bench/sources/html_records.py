@@ -92,6 +92,32 @@ def _descendants(node: Node, tag: str) -> bool:
 
 
 Items = list[tuple[Node, dict[str, Scalar], list[str]]]  # (node, fields, description cands)
+SELECT: dict[str, tuple[str, ...]] = {
+    "table row": ("@table-row",), "specification table": ("@label-table",),
+    "definition": ("@definition",), "list item": ("@list-item",),
+}
+"""Record kinds a reader finds by what the page shows (rows under column headers, label /
+value tables, terms and definitions, list items) and their selectors; repeated blocks
+named by a CSS class have none and are never asked about."""
+
+
+def field_keys(kind: str, fields: dict[str, Scalar], labels: dict[str, str]) -> dict[str, tuple]:
+    """Reader-level key of each field: the column header or row label as shown."""
+    if kind == "table row":
+        return {name: ("@column", labels[name]) for name in fields if name in labels}
+    if kind == "specification table":
+        return {name: ("@label", labels[name]) for name in fields if name in labels}
+    if kind == "definition":
+        return {"term": ("@term",), "definition": ("@definition",)}
+    if kind == "list item":
+        return {"text": ("@text",)}
+    return {}
+
+
+def reader_value(text: str) -> str:
+    """A value as a reader states it: no label separator or markup quote left at its
+    start (``": June 2010"`` -> ``"June 2010"``)."""
+    return text.lstrip(":\u2013\u2014- \t").strip()
 
 
 def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
@@ -112,7 +138,7 @@ def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
                 continue
             texts = [text_of(tree, c) for c in cs]
             fields = {humanize(n): v for n, t in zip(names, texts)
-                      if (v := cell_value(t)) is not None}
+                      if (v := cell_value(reader_value(t))) is not None}
             if fields:
                 items.append((r, fields, texts))
         return "table row", items
@@ -121,7 +147,7 @@ def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
         title = text_of(tree, head_cells[0])
         rows = rows[1:]
     if all(len(cs) == 2 for _, cs in rows) and len(rows) >= 2:
-        pairs = [(text_of(tree, cs[0]).rstrip(":").strip(), text_of(tree, cs[1]))
+        pairs = [(text_of(tree, cs[0]).rstrip(":").strip(), reader_value(text_of(tree, cs[1])))
                  for _, cs in rows]
         labels = [lbl for lbl, _ in pairs]
         if all(labels) and len(set(labels)) == len(labels) and all(len(x) <= 60 for x in labels):
@@ -219,7 +245,7 @@ def _pair(tree: Tree, el: Node) -> tuple[str, str] | None:
             or _LABEL_CLASS.search(css_class(tree, first))):
         return None
     whole = text_of(tree, el)
-    value = whole[len(label):].strip() if whole.startswith(label) else ""
+    value = reader_value(whole[len(label):]) if whole.startswith(label) else ""
     if not value or len(value) > MAX_VALUE_CHARS:
         return None
     return label.rstrip(":").strip(), value
@@ -283,14 +309,30 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
         path = _rel(tree, unit, node)
         desc = next((c for c in cands if counts[c] == 1 and c not in taken
                      and visible(text, c)), None)
-        if desc is None:
-            if on_drop:
-                on_drop(path, "no unique visible description")
-            continue
-        taken.add(desc)
+        if desc is None and on_drop:
+            on_drop(path, "no unique visible description")
+        if desc is not None:
+            taken.add(desc)
         out.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
-                          description=desc, fields=fields, path=path))
+                          description=desc or "", fields=fields, path=path,
+                          select=SELECT.get(kind, ()),
+                          keys=field_keys(kind, fields, _labels(tree, node, kind))))
     return out
+
+
+def _labels(tree: Tree, node: Node, kind: str) -> dict[str, str]:
+    """Field name -> the header or label text a reader sees (table rows, label tables)."""
+    if kind == "table row":
+        table = node
+        while table.parent is not None and table.label != "table":
+            table = table.parent
+        head = _cells(_rows(table)[0]) if _rows(table) else []
+        return {humanize(n): n for n in (text_of(tree, c) for c in head)}
+    if kind == "specification table":
+        return {humanize(lbl): lbl for lbl in (text_of(tree, cs[0]).rstrip(":").strip()
+                                               for cs in (_cells(r) for r in _rows(node))
+                                               if len(cs) == 2)}
+    return {}
 
 
 def candidate_units(tree: Tree) -> Iterator[Node]:

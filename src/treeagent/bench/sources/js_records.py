@@ -16,13 +16,22 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 
 from treeagent.bench.model import Record
-from treeagent.bench.sources.common import flatten, humanize, key, make_records, sensitive, visible
+from treeagent.bench.sources.common import (
+    flatten,
+    humanize,
+    key,
+    make_records,
+    pattern,
+    sensitive,
+    visible,
+)
 from treeagent.formats import javascript as js
 from treeagent.tree import ParseError, index_step, key_step
 
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
               "description", "filename")
 MIN_RECORDS = 2
+LITERAL = "@literal"  # selector head of a bare literal (composed as ``const entry_NNNN``)
 MIN_NESTED_CHARS = 64  # nested literals shorter than this are too small to be units
 _LANG = Language(tree_sitter_javascript.language())
 
@@ -66,38 +75,58 @@ def value_records(name: str, value: Any, text: str, unit_id: str = "",
                   on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
     """Records of one initializer's static value (B.1): objects of an array (described by
     a unique visible name-like value), members of an object whose values are objects
-    (described by their key), or the whole object of scalars (described by its name)."""
+    (described by their key), or the whole object of scalars (described by its name).
+
+    Each record's ``select`` starts with the binding name (``"@literal"`` for a bare
+    literal), so a question's scope is the entries of initializers of that name."""
     label, path, v = _container(name, value)
+    head = (name or LITERAL,)
     if isinstance(v, list):
         objs = [(path + index_step(i), e) for i, e in enumerate(v) if isinstance(e, dict)]
-        if len(objs) < MIN_RECORDS:
+        if not objs:
             return []
-        items = [(p, e, flatten(e)) for p, e in objs]
-        items = [it for it in items if it[2]]
+        keyed = []
+        for p, e in objs:
+            k: dict[str, tuple[Any, ...]] = {}
+            f = flatten(e, keys_out=k)
+            keyed.append((p, e, f, k))
         first = objs[0][1]
         cands = [key(k) for k in _NAME_KEYS] + [key(k) for k, x in first.items()
                                                 if not isinstance(x, dict | list)]
-        return make_records(unit_id, f"{_singular(label)} entry".strip(), items, text, cands,
-                            on_drop)
+        return make_records(unit_id, f"{_singular(label)} entry".strip(),
+                            [(p, e, f) for p, e, f, _ in keyed], text, cands, on_drop,
+                            lambda p: pattern(p, head), [k for *_, k in keyed])
     if isinstance(v, dict):
         members = [(path + key_step(str(k)), str(k), x) for k, x in v.items()
                    if isinstance(x, dict)]
         if len(members) >= MIN_RECORDS:
-            items = [(p, k, flatten(x)) for p, k, x in members]
-            items = [it for it in items if it[2]]
-            return make_records(unit_id, f"{_singular(label)} member".strip(), items, text,
-                                [lambda k: k], on_drop)
-        fields = flatten(v)
+            keyed = []
+            for p, k_, x in members:
+                k = {}
+                keyed.append((p, k_, flatten(x, keys_out=k), k))
+            where = (*pattern(path, head), "~")
+            recs = make_records(unit_id, f"{_singular(label)} member".strip(),
+                                [(p, k_, f) for p, k_, f, _ in keyed], text, [lambda k: k],
+                                on_drop, lambda p: where, [k for *_, k in keyed])
+            for r in recs:
+                if r.description:
+                    r.anchor = ((("@key:-1",), r.description),)
+            return recs
+        keys: dict[str, tuple[Any, ...]] = {}
+        fields = flatten(v, keys_out=keys)
         if len(fields) < MIN_RECORDS:
             return []
+        where = pattern(path, head)
         if visible(text, label):  # a named object of scalars: described by its name
             return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="settings object",
-                           description=label, fields=fields, path=path)]
+                           description=label, fields=fields, path=path, select=where,
+                           keys=keys)]
         desc = next((d for k in _NAME_KEYS if (d := visible(text, key(k)(v))) is not None),
                     None)  # an anonymous object: described by its name-like value
         if desc is not None:
             return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="object",
-                           description=desc, fields=fields, path=path)]
+                           description=desc, fields=fields, path=path, select=where,
+                           keys=keys)]
     return []
 
 

@@ -9,9 +9,18 @@ from collections.abc import Callable
 from typing import Any
 
 from treeagent.bench.model import Record, Scalar
-from treeagent.bench.sources.common import flatten, get_path, humanize, key, make_records, scalar
+from treeagent.bench.sources.common import (
+    flatten,
+    get_path,
+    humanize,
+    key,
+    make_records,
+    pattern,
+    scalar,
+)
 
 Entity = tuple[str, Any]  # (JSON path inside the unit, entity value)
+Keys = dict[str, tuple[Any, ...]]  # field name -> key path inside the entity
 
 _CROSSREF_SKIP = frozenset(
     "reference author editor link license funder assertion relation content-domain abstract "
@@ -36,17 +45,22 @@ def _usgs(data: Any) -> list[Entity]:
     return [("$", data)] if isinstance(data, dict) and data.get("type") == "Feature" else []
 
 
-def _usgs_fields(e: dict) -> dict[str, Scalar]:
+def _usgs_fields(e: dict, keys: Keys) -> dict[str, Scalar]:
     fields: dict[str, Scalar] = {}
     if scalar(e.get("id")) is not None:
         fields["event id"] = e["id"]
+        keys["event id"] = ("id",)
+    props: Keys = {}
     fields.update(flatten(e.get("properties") or {},
-                          skip=frozenset({"products", "types", "ids", "sources", "detail"})))
+                          skip=frozenset({"products", "types", "ids", "sources", "detail"}),
+                          keys_out=props))
+    keys.update({k: ("properties", *v) for k, v in props.items()})
     coords = get_path(e, "geometry.coordinates")
     if isinstance(coords, list):
-        for name, v in zip(("longitude", "latitude", "depth"), coords):
+        for i, (name, v) in enumerate(zip(("longitude", "latitude", "depth"), coords)):
             if scalar(v) is not None and not isinstance(v, bool):
                 fields[name] = v
+                keys[name] = ("geometry", "coordinates", i)
     return fields
 
 
@@ -59,8 +73,8 @@ def _nvd(data: Any) -> list[Entity]:
             if isinstance(e.get("cve"), dict)]
 
 
-def _nvd_fields(e: dict) -> dict[str, Scalar]:
-    fields = flatten(e, skip=_NVD_SKIP)
+def _nvd_fields(e: dict, keys: Keys) -> dict[str, Scalar]:
+    fields = flatten(e, skip=_NVD_SKIP, keys_out=keys)
     for d in get_path(e, "descriptions") or get_path(e, "cve.description.description_data") or []:
         if isinstance(d, dict) and d.get("lang") == "en" and scalar(d.get("value")) is not None:
             fields.setdefault("description", d["value"])
@@ -124,7 +138,7 @@ def _fallback(entities: list[Entity]) -> list[Callable[[Any], Any]]:
 
 # source -> (entity finder, kind, description candidates, fields of one entity)
 _SPECS: dict[str, tuple[Callable[[Any], list[Entity]], str, list[Callable[[Any], Any]],
-                        Callable[[dict], dict[str, Scalar]]]] = {
+                        Callable[[dict, Keys], dict[str, Scalar]]]] = {
     "usgs": (_usgs, "earthquake event",
              [key("properties.title"), key("properties.place"), key("id")], _usgs_fields),
     "nvd": (_nvd, "vulnerability", [key("cve.CVE_data_meta.ID", "id")], _nvd_fields),
@@ -133,23 +147,25 @@ _SPECS: dict[str, tuple[Callable[[Any], list[Entity]], str, list[Callable[[Any],
                             "ProtocolSection.IdentificationModule.NCTId"),
                         key("protocolSection.identificationModule.briefTitle",
                             "ProtocolSection.IdentificationModule.BriefTitle")],
-                       lambda e: flatten(e, skip=_CT_SKIP)),
+                       lambda e, k: flatten(e, skip=_CT_SKIP, keys_out=k)),
     "gbif": (_gbif := _results, "species occurrence",
              [key("occurrenceID"), key("catalogNumber"), key("gbifID", "key")],
-             lambda e: flatten(e, skip=_GBIF_SKIP)),
+             lambda e, k: flatten(e, skip=_GBIF_SKIP, keys_out=k)),
     "crossref": (_crossref, "scholarly work", [key("DOI"), key("title.0")],
-                 lambda e: flatten(e, skip=_CROSSREF_SKIP)),
+                 lambda e, k: flatten(e, skip=_CROSSREF_SKIP, keys_out=k)),
     "nih_reporter": (_results, "research project",
                      [key("project_num"), key("appl_id"), key("project_title")],
-                     lambda e: flatten(e, skip=frozenset({"abstract_text", "phr_text", "terms",
-                                                          "pref_terms"}))),
+                     lambda e, k: flatten(e, skip=frozenset({"abstract_text", "phr_text",
+                                                             "terms", "pref_terms"}),
+                                          keys_out=k)),
     "contracts_finder": (_contracts_finder, "procurement notice",
                          [key("ocid"), key("tender.title"), key("id")],
-                         lambda e: flatten(e, skip=frozenset({"parties", "documents"}))),
+                         lambda e, k: flatten(e, skip=frozenset({"parties", "documents"}),
+                                              keys_out=k)),
     "usaspending": (_results, "", [key("Award ID", "generated_internal_id", "award_id"),
                                    key("generated_unique_award_id", "piid", "fain"),
                                    key("name", "recipient_name", "Recipient Name", "code")],
-                    lambda e: flatten(e)),
+                    lambda e, k: flatten(e, keys_out=k)),
 }
 
 
@@ -162,11 +178,14 @@ def records(source: str, text: str, unit_id: str = "",
     """Records of one JSON response (raises ``ValueError`` on malformed JSON)."""
     data = json.loads(text)
     finder, kind, cands, fields_of = _SPECS.get(
-        source, (_results, "record", [], lambda e: flatten(e)))
+        source, (_results, "record", [], lambda e, k: flatten(e, keys_out=k)))
     found = finder(data)
     if source == "usaspending":
         kind = _usaspending_kind(found)
-    items = [(p, e, fields_of(e)) for p, e in found]
-    items = [it for it in items if it[2]]
-    return make_records(unit_id, kind or humanize(source), items, text,
-                        [*cands, *_fallback(found)], on_drop)
+    keyed: list[tuple[str, Any, dict[str, Scalar], Keys]] = []
+    for p, e in found:
+        k: Keys = {}
+        keyed.append((p, e, fields_of(e, k), k))
+    return make_records(unit_id, kind or humanize(source), [(p, e, f) for p, e, f, _ in keyed],
+                        text, [*cands, *_fallback(found)], on_drop, pattern,
+                        [k for *_, k in keyed])

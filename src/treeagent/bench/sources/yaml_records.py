@@ -102,37 +102,42 @@ def _distinct(root: yaml.Node) -> set[int]:
 
 def _rec(unit_id: str, local: str, kind: str, desc: str, fields: dict[str, Scalar],
          path: str, select: tuple[Any, ...] = (), keys: dict[str, tuple[Any, ...]] | None = None,
-         opaque: bool = False) -> Record:
+         opaque: bool = False, anchor: tuple[Any, ...] = ()) -> Record:
     return Record(id=f"{unit_id}#{local}", unit_id=unit_id, kind=kind, description=desc,
                   fields=fields, path=path, select=select, keys=keys or {},
-                  defaults={k: v for k, v in DEFAULTS.get(kind, {}).items() if k in fields},
-                  opaque=opaque)
+                  defaults=DEFAULTS.get(kind, {}), opaque=opaque, anchor=anchor)
+
+
+def _up(anchor: tuple[Any, ...], levels: int) -> tuple[Any, ...]:
+    """An operation's anchor as seen from a record ``levels`` containers below it."""
+    out = []
+    for path, value in anchor:
+        if str(path[0]).startswith("@key:"):
+            out.append(((f"@key:{int(path[0][5:]) - levels}",), value))
+        else:
+            out.append((("@up",) * levels + tuple(path), value))
+    return tuple(out)
 
 
 DEFAULTS: dict[str, dict[str, Scalar]] = {
     "parameter": {"required": False, "deprecated": False},
     "operation": {"deprecated": False},
 }
-"""Values OpenAPI (2.0 and 3.x) documents for absent fields: a reader counts a parameter
-without ``required`` as not required."""
+"""Values OpenAPI (2.0 and 3.x) documents for absent fields (field name -> key): a reader
+counts a parameter without ``required`` as not required."""
 _ANY_METHOD = {"any": list(METHODS)}
 SELECT = {
-    "API path": ("paths", "*"),
-    "operation": ("paths", "*", _ANY_METHOD),
-    "response": ("paths", "*", _ANY_METHOD, "responses", "*"),
-    "parameter": ("paths", "*", _ANY_METHOD, "parameters", "*"),
-    "shared parameter": ("paths", "*", "parameters", "*"),
+    "API path": ("paths", "~"),
+    "operation": ("paths", "~", _ANY_METHOD),
+    "response": ("paths", "~", _ANY_METHOD, "responses", "~"),
+    "parameter": ("paths", "~", _ANY_METHOD, "parameters", "*"),
+    "shared parameter": ("paths", "~", "parameters", "*"),
 }
 """Where a reader finds each record kind in an OpenAPI document (from its root)."""
 
 
 def _param_fields(p: dict, keys: dict[str, tuple[Any, ...]]) -> dict[str, Scalar]:
-    fields = flatten(p, skip=frozenset({"examples", "content", "example"}), keys_out=keys)
-    for name, value in DEFAULTS["parameter"].items():
-        if name not in fields and "$ref" not in p:
-            fields[name] = value
-            keys[name] = (name,)
-    return fields
+    return flatten(p, skip=frozenset({"examples", "content", "example"}), keys_out=keys)
 
 
 def records(text: str, unit_id: str = "",
@@ -162,7 +167,8 @@ def records(text: str, unit_id: str = "",
             on_drop(ppath, "path key not visible verbatim")
         out.append(_rec(unit_id, p, "API path", p if p and p in text else "", fields, ppath,
                         SELECT["API path"], keys))
-        _params(out, unit_id, text, f"path {p}", p, ppath, item, "shared parameter", on_drop)
+        _params(out, unit_id, text, f"path {p}", f"path {p}", ppath, item, "shared parameter",
+                on_drop, ((("@key:-3",), p),))
         for method in METHODS:
             op = item.get(method)
             if not isinstance(op, dict):
@@ -177,9 +183,12 @@ def records(text: str, unit_id: str = "",
             fields.update(flatten({k: v for k, v in op.items()
                                    if k not in ("parameters", "responses", "requestBody")},
                                   keys_out=keys))
+            anchor: tuple[Any, ...] = (((("operationId",), opid),) if desc == opid else
+                                       ((("@key:-2",), p), (("@key:-1",), method)))
             out.append(_rec(unit_id, label, "operation", desc, fields, opath,
-                            SELECT["operation"], keys))
-            _params(out, unit_id, text, label, desc, opath, op, "parameter", on_drop)
+                            SELECT["operation"], keys, anchor=anchor))
+            _params(out, unit_id, text, label, desc, opath, op, "parameter", on_drop,
+                    _up(anchor, 2))
             responses = op.get("responses")
             if isinstance(responses, dict):
                 for code, resp in responses.items():
@@ -195,12 +204,14 @@ def records(text: str, unit_id: str = "",
                         k["description"] = ("description",)
                     out.append(_rec(unit_id, f"{label} response {c}", "response",
                                     f"{c} response of {desc}", f, rpath, SELECT["response"],
-                                    k, opaque="$ref" in resp))
+                                    k, opaque="$ref" in resp,
+                                    anchor=((("@key:-1",), c), *_up(anchor, 2))))
     return out
 
 
 def _params(out: list[Record], unit_id: str, text: str, label: str, desc: str, opath: str,
-            owner: dict, kind: str, on_drop: Callable[[str, str], None] | None) -> None:
+            owner: dict, kind: str, on_drop: Callable[[str, str], None] | None,
+            above: tuple[Any, ...] = ()) -> None:
     plist = [x for x in owner.get("parameters") or [] if isinstance(x, dict)]
     for i, prm in enumerate(plist):
         name, loc = prm.get("name"), prm.get("in")
@@ -216,4 +227,5 @@ def _params(out: list[Record], unit_id: str, text: str, label: str, desc: str, o
             on_drop(ppath, "parameter name not visible verbatim")
         out.append(_rec(unit_id, f"{label} parameter {loc}:{name}#{i}", "parameter",
                         f"{name} ({loc}) of {desc}" if named else "", fields, ppath,
-                        SELECT[kind], keys))
+                        SELECT[kind], keys,
+                        anchor=((("name",), name), (("in",), loc), *above) if named else ()))
