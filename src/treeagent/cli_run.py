@@ -42,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "instead of the packaged ones (same file names)")
     p.add_argument("--cache", metavar="PATH", help="call cache/journal (SQLite) to reuse")
     p.add_argument("--trace", metavar="OUT.jsonl", help="write every call to this file")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="openai/vllm: seconds "
+                   "per attempt (default 600); one call, retries included, gets twice that")
+    p.add_argument("--retries", type=int, metavar="N", help="openai/vllm: retries after a "
+                   "failed attempt (default 6)")
     p.set_defaults(func=run)
 
 
@@ -79,12 +83,71 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         prompts = Prompts(args.prompts)
-    except (TemplateError, OSError) as exc:
+    except (TemplateError, OSError, UnicodeDecodeError) as exc:
         return _fail(f"--prompts: {exc}")
-    return _answer(args, tree, fmt, prompts)
+    options = _engine_options(args)
+    if isinstance(options, int):
+        return options
+    outputs = _open_outputs(args)  # every path checked before the first call
+    if isinstance(outputs, int):
+        return outputs
+    cache, trace = outputs
+    try:
+        return _answer(args, tree, fmt, prompts, options, cache, trace)
+    finally:
+        if cache is not None:
+            cache.close()
+        if trace is not None:
+            trace.close()
 
 
-def _answer(args: argparse.Namespace, tree, fmt: str, prompts) -> int:
+def _engine_options(args: argparse.Namespace) -> dict | int:
+    """Engine keyword arguments from the flags, or an exit status after the error."""
+    from treeagent.llm.openai_engine import check_base_url
+
+    remote = args.engine in ("openai", "vllm")
+    options: dict = {}
+    for flag, value, key, low in (("--timeout", args.timeout, "timeout", 0),
+                                  ("--retries", args.retries, "max_retries", -1)):
+        if value is None:
+            continue
+        if not remote:
+            return _fail(f"{flag}: applies to --engine openai or vllm")
+        if not low < value < float("inf"):  # NaN too
+            return _fail(f"{flag}: must be {'positive' if low == 0 else '>= 0'}")
+        options[key] = value
+    if args.base_urls and args.engine == "openai":
+        try:
+            options["base_urls"] = [check_base_url(u) for u in args.base_urls]
+        except ValueError as exc:
+            return _fail(f"--base-url: {exc}")
+    return options
+
+
+def _open_outputs(args: argparse.Namespace):
+    """(call cache or None, open trace file or None), or an exit status after the error."""
+    from treeagent.llm.cache import CacheError, CallCache
+
+    cache = trace = None
+    if args.cache:
+        try:
+            cache = CallCache(args.cache)
+        except CacheError as exc:
+            return _fail(f"--cache: {exc}")
+    if args.trace:
+        try:
+            if Path(args.trace).is_dir():
+                raise IsADirectoryError(21, "is a folder")
+            trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115 (closed by run)
+        except OSError as exc:
+            if cache is not None:
+                cache.close()
+            return _fail(f"--trace: {args.trace}: {exc.strerror or exc}")
+    return cache, trace
+
+
+def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, cache,
+            trace) -> int:
     import asyncio
 
     from treeagent.agents.evaluate import model_context_window, resolve_tokenizer, write_trace
@@ -93,7 +156,6 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts) -> int:
     from treeagent.scoring import extract_answer
     from treeagent.tokens import TokenizerError
 
-    options = {"base_urls": args.base_urls} if args.base_urls and args.engine == "openai" else {}
     try:
         engine = make_engine(args.engine, args.model, **options)
     except (ValueError, OSError) as exc:
@@ -111,16 +173,15 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts) -> int:
                           options={"max_new_tokens": args.max_new_tokens})
         except ValueError as exc:
             return _fail(str(exc))
-        outcome = run_programs([(args.file, gen)], engine, cache=args.cache,
+        outcome = run_programs([(args.file, gen)], engine, cache=cache,
                                concurrency=1, progress=False)[args.file]
     finally:
         asyncio.run(engine.aclose())
     result = outcome.result
     if not isinstance(result, Result):
         return _fail(f"{args.file}: {outcome.error}", 1)
-    if args.trace:
-        with open(args.trace, "w", encoding="utf-8") as out:
-            write_trace(out, args.file, result)
+    if trace is not None:
+        write_trace(trace, args.file, result)
     print(extract_answer(result.prediction))
     print(f"calls {result.calls}, input tokens {result.input_tokens}, output tokens "
           f"{result.output_tokens}, seconds {result.seconds:.1f}")

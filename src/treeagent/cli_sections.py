@@ -20,17 +20,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--text", action="store_true",
                    help="with --json: add each section's text (as the agent reads it)")
+    p.add_argument("--max-input-mb", type=float, default=256, metavar="MB",
+                   help="refuse a larger input (a folder, pipe or device file is refused)")
     p.set_defaults(func=run)
 
 
-def read_input(file: str) -> str:
+def read_input(file: str, max_bytes: int | None = None) -> str:
     """The text of ``file``, or of standard input for ``-`` (named ``<stdin>`` in errors);
-    raises ``formats.ReadError`` naming the place of bad bytes."""
+    raises ``formats.ReadError`` naming the place of bad bytes, or an input over
+    ``max_bytes`` (default ``formats.MAX_INPUT_BYTES``)."""
     from treeagent import formats
 
+    cap = formats.MAX_INPUT_BYTES if max_bytes is None else max_bytes
     if file != "-":
-        return formats.read_document(file)
-    raw = sys.stdin.buffer.read()
+        return formats.read_document(file, cap)
+    raw = sys.stdin.buffer.read(cap + 1)
+    if len(raw) > cap:
+        raise formats.ReadError(f"<stdin>: over the input cap of {cap} bytes")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -52,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     name = "<stdin>" if args.file == "-" else args.file
+    if not 0 < args.max_input_mb < float("inf"):
+        return _fail("--max-input-mb: must be a positive number")
     try:
-        text = read_input(args.file)
+        text = read_input(args.file, int(args.max_input_mb * 2**20))
     except formats.ReadError as exc:
         return _fail(str(exc))
     if args.budget < 1:

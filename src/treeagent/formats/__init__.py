@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,17 +45,43 @@ def detect(path: str | Path, text: str) -> str:
     return "yaml"
 
 
+#: Default cap on an input document's size (``sections --max-input-mb``).
+MAX_INPUT_BYTES = 256 * 2**20
+
+
 class ReadError(Exception):
     """A document that cannot be read; the message names the file (and line:col)."""
 
 
-def read_document(path: str | Path) -> str:
-    """The UTF-8 text of ``path``; a byte-order mark becomes a space so that character
-    offsets stay those of the file. Raises ``ReadError('FILE[:LINE:COL]: why')``."""
+def read_bytes(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; a FIFO, device or folder is
+    refused without reading (it may never end: ``/dev/zero``, a pipe with no writer)."""
     try:
-        raw = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without a writer
     except OSError as exc:
         raise ReadError(f"{path}: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+        os.close(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadError(f"{path}: not a regular file (a folder, pipe or device)")
+        raise ReadError(f"{path}: {info.st_size} bytes, over the input cap of "
+                        f"{max_bytes} bytes")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            raw = f.read(max_bytes + 1)
+        except OSError as exc:
+            raise ReadError(f"{path}: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:  # grew while being read
+        raise ReadError(f"{path}: over the input cap of {max_bytes} bytes")
+    return raw
+
+
+def read_document(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of ``path`` (:func:`read_bytes`); a byte-order mark becomes a space
+    so that character offsets stay those of the file. Raises
+    ``ReadError('FILE[:LINE:COL]: why')``."""
+    raw = read_bytes(path, max_bytes)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -111,6 +111,10 @@ class JournalEntry:
     prompt_hash: str = ""
 
 
+class CacheError(ValueError):
+    """A cache path that cannot hold the call cache (a folder, not SQLite, unwritable)."""
+
+
 class CallCache:
     """SQLite-backed cache + journal. Thread-safe: one writer connection (used by
     :meth:`record`, usually from the scheduler's writer thread) and one reader."""
@@ -120,13 +124,29 @@ class CallCache:
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.synchronous = synchronous
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.run_id = run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{id(self):x}"
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
-        self._writer = self._connect()
-        self._writer.executescript(_SCHEMA)
-        self._reader = self._connect()
+        try:
+            if self.path.is_dir():
+                raise CacheError(f"{self.path}: is a folder, not a cache file")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = self._connect()
+            self._writer.executescript(_SCHEMA)
+            self._check_tables()
+            self._reader = self._connect()
+        except sqlite3.DatabaseError as exc:  # not SQLite, read-only, locked, corrupt
+            raise CacheError(f"{self.path}: cannot be used as a call cache ({exc})") from None
+        except OSError as exc:
+            raise CacheError(f"{self.path}: {exc.strerror or exc}") from None
+
+    def _check_tables(self) -> None:
+        """An SQLite file of another program (same table names, other columns) is refused."""
+        for table, needed in (("responses", {"key", "text", "tool_calls"}),
+                              ("journal", {"run_id", "program", "available", "error"})):
+            cols = {row[1] for row in self._writer.execute(f"PRAGMA table_info({table})")}
+            if not needed <= cols:
+                raise CacheError(f"{self.path}: table {table!r} is not a call cache's")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

@@ -3,7 +3,8 @@
 
 All POST JSON and return ``(status, headers, text)`` (header names lower-case);
 transport failures raise one of ``retry_errors`` (connection refused/reset/dropped,
-timeouts, malformed replies). Client CPU per call of a whole run (scheduler, journal and
+timeouts, malformed replies); a body past ``max_reply_bytes`` (its declared length, or
+the bytes received so far) raises :class:`ReplyTooLarge` and is never held whole. Client CPU per call of a whole run (scheduler, journal and
 HTTP client), measured here on the loopback test double (64 in flight, 100 ms latency,
 ``benchmarks/scheduler.py``, medians of 7): httptools 0.30 ms (keep-alive connections
 on asyncio protocols, replies parsed by llhttp in C), aiohttp 0.46 ms, httpx 1.34 ms
@@ -26,6 +27,27 @@ import httptools
 import httpx
 
 Reply = tuple[int, Mapping[str, str], str]
+DEFAULT_MAX_REPLY = 16 * 2**20
+
+
+class ReplyTooLarge(ValueError):
+    """A reply body over the transport's byte cap (the connection is dropped)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"reply larger than {limit} bytes (max_reply_bytes): refused")
+
+
+def _decode(data: bytes, charset: str | None) -> str:
+    try:
+        return data.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # an unknown charset name
+        return data.decode("utf-8", errors="replace")
+
+
+def _declared_length(headers: Mapping[str, str], limit: int) -> None:
+    value = headers.get("content-length")
+    if value is not None and value.strip().isdigit() and int(value) > limit:
+        raise ReplyTooLarge(limit)
 
 
 @functools.lru_cache(maxsize=1)
@@ -37,7 +59,8 @@ class HttpxTransport:
     """httpx.AsyncClient shards of at most ``pool_size`` connections each."""
 
     def __init__(self, concurrency: int, timeout: float, connect_timeout: float,
-                 pool_size: int = 8) -> None:  # fmt: skip
+                 pool_size: int = 8, max_reply_bytes: int = DEFAULT_MAX_REPLY) -> None:  # fmt: skip
+        self._limit = max_reply_bytes
         shards = max(1, -(-concurrency // pool_size))
         limits = httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size)
         t = httpx.Timeout(timeout, connect=connect_timeout)
@@ -52,8 +75,16 @@ class HttpxTransport:
         shard = self._load.index(min(self._load))
         self._load[shard] += 1
         try:
-            r = await self._clients[shard].post(url, json=body, headers=headers)
-            return r.status_code, r.headers, r.text
+            async with self._clients[shard].stream("POST", url, json=body,
+                                                   headers=headers) as r:  # fmt: skip
+                _declared_length(r.headers, self._limit)
+                chunks, size = [], 0
+                async for chunk in r.aiter_bytes():  # decompressed: no gzip bomb either
+                    size += len(chunk)
+                    if size > self._limit:
+                        raise ReplyTooLarge(self._limit)
+                    chunks.append(chunk)
+                return r.status_code, r.headers, _decode(b"".join(chunks), r.charset_encoding)
         finally:
             self._load[shard] -= 1
 
@@ -66,9 +97,10 @@ class AiohttpTransport:
     """One aiohttp.ClientSession (its connector is cheap per request)."""
 
     def __init__(self, concurrency: int, timeout: float, connect_timeout: float,
-                 pool_size: int = 8) -> None:  # fmt: skip
+                 pool_size: int = 8, max_reply_bytes: int = DEFAULT_MAX_REPLY) -> None:  # fmt: skip
         import aiohttp
 
+        self._limit = max_reply_bytes
         connector = aiohttp.TCPConnector(limit=concurrency + 8, ssl=_ssl_context())
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -80,7 +112,15 @@ class AiohttpTransport:
         data = json.dumps(body).encode()
         hdrs = {"Content-Type": "application/json", **headers}
         async with self._session.post(url, data=data, headers=hdrs) as r:
-            return r.status, r.headers, await r.text()
+            _declared_length(r.headers, self._limit)
+            chunks, size = [], 0
+            async for chunk in r.content.iter_chunked(1 << 16):
+                size += len(chunk)
+                if size > self._limit:
+                    r.close()
+                    raise ReplyTooLarge(self._limit)
+                chunks.append(chunk)
+            return r.status, r.headers, _decode(b"".join(chunks), r.charset)
 
     async def aclose(self) -> None:
         await self._session.close()
@@ -89,7 +129,9 @@ class AiohttpTransport:
 class _Connection(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection: at most one request at a time (no pipelining)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = DEFAULT_MAX_REPLY) -> None:
+        self.limit = limit
+        self.size = 0
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.closed = False
@@ -124,16 +166,30 @@ class _Connection(asyncio.Protocol):
 
     # httptools callbacks
     def on_message_begin(self) -> None:
-        self.headers, self.body = {}, []
+        self.headers, self.body, self.size = {}, [], 0
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         self.until_close = not ({"content-length", "transfer-encoding"} & self.headers.keys())
+        try:
+            _declared_length(self.headers, self.limit)
+        except ReplyTooLarge as exc:
+            self._refuse(exc)
 
     def on_body(self, body: bytes) -> None:
+        self.size += len(body)
+        if self.size > self.limit:
+            self._refuse(ReplyTooLarge(self.limit))
+            return
         self.body.append(body)
+
+    def _refuse(self, exc: ReplyTooLarge) -> None:
+        self.until_close = False
+        self.body = []
+        self._resolve(exc=exc)
+        self.close()
 
     def on_message_complete(self) -> None:
         status = self.parser.get_status_code()
@@ -171,8 +227,9 @@ class HttptoolsTransport:
     on a new connection; any other failure closes the connection and is retryable."""
 
     def __init__(self, concurrency: int, timeout: float, connect_timeout: float,
-                 pool_size: int = 8) -> None:  # fmt: skip
+                 pool_size: int = 8, max_reply_bytes: int = DEFAULT_MAX_REPLY) -> None:  # fmt: skip
         self._timeout, self._connect_timeout = timeout, connect_timeout
+        self._limit = max_reply_bytes
         self._max_idle = concurrency + 8
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open: set[_Connection] = set()
@@ -196,7 +253,7 @@ class HttptoolsTransport:
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(self._connect_timeout):
             _, conn = await loop.create_connection(
-                _Connection, host, port,
+                lambda: _Connection(self._limit), host, port,
                 ssl=_ssl_context() if scheme == "https" else None,
             )  # fmt: skip
         self._open.add(conn)
@@ -223,6 +280,9 @@ class HttptoolsTransport:
                 self._drop(conn)
                 if reused and not conn.received:
                     continue  # a stale keep-alive connection: once more, on a new one
+                raise
+            except ReplyTooLarge:
+                self._drop(conn)
                 raise
             except BaseException:  # timeouts, cancellation: the connection's state is unknown
                 self._drop(conn)

@@ -6,11 +6,17 @@ httpx (issue 3 item 1).
 * Transport: httpx (default: honours proxy settings from the environment), aiohttp
   (``http_client="aiohttp"``) or httptools (``"httptools"``, the least client CPU per
   call: the one for many calls/s to local servers); figures in ``http_clients``.
-* Timeouts; retries with exponential backoff and full jitter on 408/429/5xx,
-  connection errors and timeouts, honouring ``Retry-After``. Retries exhausted: the
-  Response is unavailable (``text=None``, ``error`` set; paper C.4) -- never an exception.
+* Timeouts: ``timeout`` per attempt, ``deadline`` per call (all attempts and waits;
+  default twice ``timeout``); retries (``max_retries``) with exponential backoff and full
+  jitter on 408/429/5xx, connection errors and timeouts, honouring ``Retry-After``.
+  Retries exhausted or deadline passed: the Response is unavailable (``text=None``,
+  ``error`` set; paper C.4) -- never an exception.
+* Replies are capped: a body over ``max_reply_bytes`` is refused while it arrives (the
+  call is unavailable), a reply text over the request's ``max_tokens`` (a server that
+  ignores it) is cut to it; both are counted in :attr:`OpenAIEngine.stats`.
 * The API key comes from the environment variable named by ``api_key_env``; it is sent
-  only in the ``Authorization`` header and scrubbed from every error message.
+  only in the ``Authorization`` header and scrubbed (before any cut) from every error
+  message and reply text, as is any ``Bearer`` credential a server echoes.
 """
 
 from __future__ import annotations
@@ -21,15 +27,46 @@ import json
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from treeagent.llm.base import Request, Response
-from treeagent.llm.http_clients import TRANSPORTS, Reply
+from treeagent.llm.http_clients import TRANSPORTS, Reply, ReplyTooLarge
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+MAX_REPLY_BYTES = 16 * 2**20
+ERROR_CHARS = 300  # server text kept in an error message (after scrubbing)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
+
+
+def check_base_url(url: str) -> str:
+    """``url`` without a trailing slash; ``ValueError`` naming the problem unless it is
+    an absolute http(s) URL with a host (and a valid port)."""
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 for c in url):
+        raise ValueError(f"invalid base URL {url!r}: spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError on a bad port)
+    except ValueError as exc:
+        raise ValueError(f"invalid base URL {url!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"invalid base URL {url!r}: expected http(s)://HOST[:PORT]/PATH")
+    return url.rstrip("/")
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` without ``secret`` and without any ``Bearer <credential>``."""
+    if secret:
+        text = text.replace(secret, "***")
+    return _BEARER.sub(r"\1***", text) if "earer" in text or "EARER" in text else text
+
+
+def cut(text: str, limit: int = ERROR_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 class _Retryable(Exception):
@@ -70,6 +107,8 @@ class OpenAIEngine:
         timeout: float = 600.0,
         connect_timeout: float = 10.0,
         max_retries: int = 6,
+        deadline: float | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         retry_after_max: float = 120.0,
@@ -81,12 +120,21 @@ class OpenAIEngine:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
             raise ValueError("base_urls is empty")
+        if not timeout > 0 or (deadline is not None and not deadline > 0):
+            raise ValueError("timeout and deadline must be positive seconds")
+        if not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError("max_retries must be a whole number >= 0")
         self.model = model
         self.revision = revision
-        self.base_urls = [u.rstrip("/") for u in urls]
+        self.base_urls = [check_base_url(u) for u in urls]
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.max_retries = max_retries
+        self.timeout = timeout
+        self.deadline = deadline if deadline is not None else 2 * timeout
+        self.max_reply_bytes = max_reply_bytes
+        #: replies refused for size, cut to max_tokens, calls past their deadline
+        self.stats = {"capped_bytes": 0, "capped_tokens": 0, "deadline_exceeded": 0}
         self.backoff_base, self.backoff_max = backoff_base, backoff_max
         self.retry_after_max = retry_after_max
         self.extra_body = dict(extra_body or {})
@@ -98,7 +146,8 @@ class OpenAIEngine:
         if http_client not in TRANSPORTS:
             raise ValueError(f"http_client must be one of {', '.join(TRANSPORTS)}")
         self.http_client = http_client
-        self._transport_args = (concurrency, timeout, connect_timeout, pool_size)
+        self._transport_args = (concurrency, timeout, connect_timeout, pool_size,
+                                max_reply_bytes)
         self._transport: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
@@ -109,8 +158,7 @@ class OpenAIEngine:
         return os.environ.get(self.api_key_env) or None
 
     def _scrub(self, text: str) -> str:
-        key = self._key()
-        return text.replace(key, "***") if key else text
+        return scrub(text, self._key())
 
     def _ensure_transport(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -167,28 +215,41 @@ class OpenAIEngine:
         transport = self._transport
         body = self.payload(request)
         headers = {"Authorization": f"Bearer {key}"} if (key := self._key()) else {}
-        started = time.perf_counter()
-        last = "no attempt"
+        last = ["no attempt"]
         async with semaphore:
-            for attempt in range(self.max_retries + 1):
-                url = self._pick()
-                self.in_flight[url] += 1
-                self.sent[url] += 1
-                try:
-                    reply = await transport.post(f"{url}/chat/completions", body, headers)
-                    return self._parse(reply, started)
-                except _Retryable as exc:
-                    last, wait = str(exc), exc.retry_after
-                except transport.retry_errors as exc:
-                    last, wait = f"{type(exc).__name__}: {exc}", None
-                except Exception as exc:  # not retryable (4xx, bad JSON): unavailable now
-                    return self._unavailable(f"{type(exc).__name__}: {exc}", started)
-                finally:
-                    self.in_flight[url] -= 1
-                if attempt == self.max_retries:
-                    break
-                await asyncio.sleep(self._delay(attempt, wait))
-        return self._unavailable(f"retries exhausted ({self.max_retries}): {last}", started)
+            started = time.perf_counter()  # the deadline counts from leaving the queue
+            try:
+                async with asyncio.timeout(self.deadline):
+                    return await self._attempts(transport, body, headers, request, started, last)
+            except TimeoutError:
+                self.stats["deadline_exceeded"] += 1
+                return self._unavailable(
+                    f"deadline of {self.deadline:g} s exceeded: {last[0]}", started)
+
+    async def _attempts(self, transport: Any, body: dict[str, Any], headers: dict[str, str],
+                        request: Request, started: float, last: list[str]) -> Response:
+        for attempt in range(self.max_retries + 1):
+            url = self._pick()
+            self.in_flight[url] += 1
+            self.sent[url] += 1
+            try:
+                reply = await transport.post(f"{url}/chat/completions", body, headers)
+                return self._parse(reply, started, request.sampling.max_tokens)
+            except _Retryable as exc:
+                last[0], wait = str(exc), exc.retry_after
+            except ReplyTooLarge as exc:  # would come again: unavailable now
+                self.stats["capped_bytes"] += 1
+                return self._unavailable(str(exc), started)
+            except transport.retry_errors as exc:
+                last[0], wait = f"{type(exc).__name__}: {exc}", None
+            except Exception as exc:  # not retryable (4xx, bad JSON): unavailable now
+                return self._unavailable(f"{type(exc).__name__}: {exc}", started)
+            finally:
+                self.in_flight[url] -= 1
+            if attempt == self.max_retries:
+                break
+            await asyncio.sleep(self._delay(attempt, wait))
+        return self._unavailable(f"retries exhausted ({self.max_retries}): {last[0]}", started)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Full jitter: uniform(0, min(cap, base * 2**attempt)); at least Retry-After."""
@@ -198,23 +259,37 @@ class OpenAIEngine:
         return jitter
 
     def _unavailable(self, error: str, started: float) -> Response:
-        return Response(None, latency=time.perf_counter() - started, error=self._scrub(error))
+        """Errors quote server text: scrubbed whole first, then cut (no key fragment)."""
+        return Response(None, latency=time.perf_counter() - started,
+                        error=cut(self._scrub(error), 2 * ERROR_CHARS))
 
-    def _parse(self, reply: Reply, started: float) -> Response:
+    def _parse(self, reply: Reply, started: float, max_tokens: int) -> Response:
         status, headers, text = reply
         if status in RETRY_STATUS:
             after = parse_retry_after(headers.get("retry-after"))
-            raise _Retryable(f"HTTP {status}: {text[:200]}", after)
+            raise _Retryable(f"HTTP {status}: {cut(self._scrub(text))}", after)
         if status >= 400:
-            raise ValueError(f"HTTP {status}: {text[:200]}")
+            raise ValueError(f"HTTP {status}: {cut(self._scrub(text))}")
         data = json.loads(text)
         choice = data["choices"][0]
         message = choice.get("message") or {}
         usage = data.get("usage") or {}
+        content = message.get("content") or ""
+        if not isinstance(content, str):
+            raise ValueError(f"reply content is a {type(content).__name__}, not text")
+        content = self._scrub(content)
+        output_tokens = int(usage.get("completion_tokens") or 0)
+        if len(content) > 4 * max_tokens:  # long for its limit: hold it to max_tokens
+            n = self.count_tokens(content)
+            if n > max_tokens:
+                self.stats["capped_tokens"] += 1
+                log.warning("reply of %d tokens cut to max_tokens=%d", n, max_tokens)
+                content = self._truncate(content, max_tokens)
+                output_tokens = max_tokens
         return Response(
-            text=message.get("content") or "",
+            text=content,
             input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
+            output_tokens=output_tokens,
             latency=time.perf_counter() - started,
             tool_calls=list(message.get("tool_calls") or []),
         )
@@ -228,6 +303,11 @@ class OpenAIEngine:
         if self._tokenizer is False:
             return (len(text.encode()) + 3) // 4
         return self._tokenizer.count(text)
+
+    def _truncate(self, text: str, n: int) -> str:
+        if self._tokenizer is False:
+            return text.encode()[: 4 * n].decode("utf-8", errors="ignore")
+        return self._tokenizer.truncate(text, n)
 
     def _load_tokenizer(self) -> Any:
         from treeagent import tokens
