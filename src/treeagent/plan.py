@@ -175,10 +175,8 @@ class Replies:
     """Adds one reply's calls and tokens to a :class:`Cost`: one call, or with two-stage
     thinking (InfMem, :func:`treeagent.agents.common.reply_with_calls`) one or two."""
 
-    def __init__(self, agent: str, sizer: Sizer) -> None:
-        thinking = getattr(common, "THINKING", {}).get(agent)
-        self.budget = (thinking.budget if thinking is not None and thinking.enabled
-                       else None) or 0
+    def __init__(self, setup: AgentSetup, sizer: Sizer) -> None:
+        self.budget = setup.thinking_budget
         self.stop = sizer.count(sizer.prompts.render("thinking_stop")) + 8 if self.budget else 0
         self.limit = sizer.limit
 
@@ -216,20 +214,20 @@ def _memory_pass(cost: Cost, r: Replies, sizer: Sizer, template: str, question: 
         r.add(cost, inputs, memory_cap, minimal=minimal)
 
 
-def cost_memagent(doc: Document, sizer: Sizer, problem: str, limits: Limits,
-                  steps: Sequence[Step], options: dict[str, Any]) -> Cost:
+def cost_memagent(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
+                  ) -> Cost:
     """T + 1 calls."""
-    cost, r = Cost(), Replies("memagent", sizer)
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
     mem = r.out_cap(limits.memory)
     _memory_pass(cost, r, sizer, "memagent_memory", problem, steps, mem)
     r.add(cost, sizer.call("memagent_answer", {"question": problem}, 0, mem, 1), limits.answer)
     return cost
 
 
-def cost_rememr1(doc: Document, sizer: Sizer, problem: str, limits: Limits,
-                 steps: Sequence[Step], options: dict[str, Any]) -> Cost:
+def cost_rememr1(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
+                 ) -> Cost:
     """T + 1 calls; a recalled memory is a past memory (<= the memory cap)."""
-    cost, r = Cost(), Replies("rememr1", sizer)
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
     mem = r.out_cap(limits.memory)
     recalled = max(mem, sizer.count("No memory was recalled."))
     _memory_pass(cost, r, sizer, "rememr1_memory", problem, steps, mem,
@@ -239,11 +237,11 @@ def cost_rememr1(doc: Document, sizer: Sizer, problem: str, limits: Limits,
     return cost
 
 
-def cost_infmem(doc: Document, sizer: Sizer, problem: str, limits: Limits,
-                steps: Sequence[Step], options: dict[str, Any]) -> Cost:
+def cost_infmem(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
+                 ) -> Cost:
     """Per step a planner reply and a write reply, the answer after the last step or
     right after the ``EARLY_STOP``-th consecutive STOP (no write for that step)."""
-    cost, r = Cost(), Replies("infmem", sizer)
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
     controller = limits.controller or limits.memory
     mem, plan_out = r.out_cap(limits.memory), r.out_cap(controller)
     early = int(getattr(infmem, "EARLY_STOP", 3))
@@ -275,15 +273,15 @@ def _infmem_system(sizer: Sizer) -> int:
     return sizer.count(text) + 16
 
 
-def cost_memreread(doc: Document, sizer: Sizer, problem: str, limits: Limits,
-                   steps: Sequence[Step], options: dict[str, Any]) -> Cost:
+def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
+                 ) -> Cost:
     """Root pass (T), then up to q = min(width, node_budget - 1) rounds of decompose +
     re-read (T) + sub-answer + integrate; at least one decompose (when q >= 1) that
     asks nothing; the answer."""
-    cost, r = Cost(), Replies("memreread", sizer)
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
     controller = limits.controller or limits.memory
-    width = int(options.get("width", memreread.WIDTH))
-    nodes = int(options.get("node_budget", memreread.NODE_BUDGET))
+    width = int(setup.options.get("width", memreread.WIDTH))
+    nodes = int(setup.options.get("node_budget", memreread.NODE_BUDGET))
     rounds = max(0, min(width, nodes - 1))
     mem, sub, ans = (r.out_cap(limits.memory), r.out_cap(controller),
                      r.out_cap(limits.answer))
@@ -322,6 +320,7 @@ class AgentSetup:
     request_limit: int
     options: dict[str, Any]
     tokenizer_name: str
+    thinking_budget: int = 0  # InfMem's stage-1 thinking budget (0: one call per reply)
 
 
 def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods: Sequence[str],
@@ -343,8 +342,7 @@ def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods
                                         base_budget)
                 doc = _as_method(docs[key], method)
                 steps = observations(doc, sizer)
-                cost = COSTS[setup.agent](doc, sizer, problem, setup.limits, steps,
-                                          setup.options)
+                cost = COSTS[setup.agent](setup, sizer, problem, steps)
                 row = rows.setdefault((setup.agent, method, ex.format, ex.length),
                                       Row(setup.agent, method, ex.format, ex.length))
                 row.examples += 1
@@ -399,7 +397,18 @@ def agent_setup(agent: str, model: str, max_new_tokens: int | None,
         name = name or "qwen3"
         tok = tokens.load(name)
     return AgentSetup(agent, tok, limits, generation_limit(limits, window), dict(options),
-                      str(name))
+                      str(name), _thinking_budget(agent, options, max_new_tokens))
+
+
+def _thinking_budget(agent: str, options: dict[str, Any], max_new_tokens: int | None) -> int:
+    """Stage-1 budget of two-stage thinking as the run sets it (0: one call per reply)."""
+    from treeagent.agents import runner
+
+    opts = {**options, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {})}
+    resolve = getattr(runner, "thinking", None)
+    thinking = (resolve(agent, opts) if resolve is not None
+                else getattr(common, "THINKING", {}).get(agent))
+    return int(thinking.budget or 0) if thinking is not None and thinking.enabled else 0
 
 
 def plan_params(params: Any, validated: str | Path = "validated",

@@ -1,0 +1,62 @@
+"""Prefect flow ``plan`` (DVC stage ``plan``): what the configured evaluation will cost,
+before any call (issue 21; :mod:`treeagent.plan`).
+
+Reads the built grid (``validated/``) and the parameters; writes ``reports/plan.json``
+(a DVC metric: sections, calls, input/output token bounds per agent x method x format
+x length) and ``reports/plan.md`` (the table). GPU-hours appear when a throughput is
+given (``--prompt-tps``/``--output-tps``, tokens/s per GPU); the DVC stage runs without
+one (``treeagent plan --measure`` or those flags give them by hand).
+
+    python flows/plan.py [--params params.yaml] [--prompt-tps 20000 --output-tps 1500]
+"""
+
+from __future__ import annotations  # noqa: I001 (_common precedes prefect)
+
+import argparse
+from typing import Any
+
+import _common  # first: sets Prefect's environment before Prefect is imported
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+
+@task(name="plan", cache_policy=NO_CACHE)
+def make_plan(params_path: str, validated_dir: str, out_dir: str,
+              prompt_tps: float | None, output_tps: float | None, gpus: int) -> dict[str, Any]:
+    """Plan rows for every agent x method x built format x length; written to ``out_dir``."""
+    from treeagent import plan
+
+    params = _common.load_params(params_path)
+    rows, setups = plan.plan_params(params, validated_dir)
+    throughput = plan.Throughput(prompt_tps, output_tps) if prompt_tps and output_tps else None
+    doc = plan.document(rows, setups, throughput, gpus)
+    json_path, md_path = plan.write(doc, out_dir)
+    log = get_run_logger()
+    log.info("plan: %d rows -> %s, %s", len(rows), json_path, md_path)
+    log.info("totals: %s", doc["totals"])
+    return doc["totals"]
+
+
+@flow(name="plan", log_prints=True)
+def plan_flow(params: str = _common.PARAMS, validated_dir: str = "validated",
+              out_dir: str = "reports", prompt_tps: float | None = None,
+              output_tps: float | None = None, gpus: int = 1) -> dict[str, Any]:
+    return make_plan(params, validated_dir, out_dir, prompt_tps, output_tps, gpus)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--params", default=_common.PARAMS)
+    ap.add_argument("--validated", default="validated")
+    ap.add_argument("--out", default="reports")
+    ap.add_argument("--prompt-tps", type=float)
+    ap.add_argument("--output-tps", type=float)
+    ap.add_argument("--gpus", type=int, default=1)
+    args = ap.parse_args(argv)
+    _common.start(args.params)
+    plan_flow(args.params, args.validated, args.out, args.prompt_tps, args.output_tps,
+              args.gpus)
+
+
+if __name__ == "__main__":
+    main()
