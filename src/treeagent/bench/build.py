@@ -255,8 +255,8 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
-                if task in lookups:
-                    questions = lookups[task]
+                if task in lookups:  # a description another record repeats is not asked
+                    questions = [q for q in lookups[task] if not tasks.ambiguous(q, ctx_recs)]
                 else:
                     arng = random.Random(f"{params.seed}|{fmt}|{task}|{family}|{length}")
                     seen = set()

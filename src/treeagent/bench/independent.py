@@ -8,7 +8,7 @@ the stored specification's scope covers as a reader of the context would, and re
 the reference from the specification alone:
 
 * a scope is ``sources`` (unit provenance) x ``select`` patterns: key steps from each
-  unit's value (``"*"`` any list item, ``"~"`` any mapping member, ``{"any": [...]}``
+  unit's value (``"*"`` any list item, ``"~"`` any mapping member, ``["@any", k1, ...]``
   one of these keys; JS patterns start with the binding name, ``"@literal"`` for a bare
   literal), or what an HTML page shows (``"@table-row"``: rows under a header row;
   ``"@label-table"``: a two-column label/value table; ``"@definition"``; ``"@list-item"``);
@@ -326,8 +326,10 @@ def _select(value: Any, pattern: Sequence[Any]) -> list[Found]:
                 nxt += [(x, [*ks, i], [*up, v]) for i, x in enumerate(v)]
             elif step == "~" and isinstance(v, dict):
                 nxt += [(x, [*ks, k], [*up, v]) for k, x in v.items()]
-            elif isinstance(step, dict) and isinstance(v, dict):
-                nxt += [(v[k], [*ks, k], [*up, v]) for k in step["any"] if k in v]
+            elif isinstance(step, list | tuple) and step[:1] == ["@any"] or (
+                    isinstance(step, tuple) and step[:1] == ("@any",)):
+                if isinstance(v, dict):
+                    nxt += [(v[k], [*ks, k], [*up, v]) for k in step[1:] if k in v]
             elif isinstance(step, str) and step not in ("*", "~") and isinstance(v, dict):
                 if step in v:
                     nxt.append((v[step], [*ks, step], [*up, v]))

@@ -25,8 +25,8 @@ class Record:
     A record with an empty ``description`` has no unique visible name: it is never
     looked up, but aggregations count it like any other (B.1 "every visible record").
     ``select`` says where a reader finds records of this kind in a unit (key steps from
-    the unit's value: ``"*"`` any list item, ``"~"`` any mapping member, ``{"any":
-    [...]}`` one of these keys; JS selectors start with the binding name; HTML ones name
+    the unit's value: ``"*"`` any list item, ``"~"`` any mapping member, ``("@any",
+    k1, ...)`` one of these keys; JS selectors start with the binding name; HTML ones name
     what the page shows, ``["@table-row"]`` ...); ``keys`` maps each field name to its key
     path inside the record (``"@key:-1"``: the record's own key, ``"@key:-2"`` the one
     above, ``"@up"``: the enclosing container; ``"[1]"``: the only item of a one-item

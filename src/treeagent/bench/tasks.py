@@ -136,6 +136,32 @@ def anchor(rec: Record) -> list[list[Any]]:
     return []
 
 
+def ambiguous(q: Question, records: Sequence[Record]) -> bool:
+    """True when a lookup's record is not the only one of the context its description
+    picks out: another record (described or not) of the same address holds the same
+    value in the anchoring field, so a reader could not tell which is meant."""
+    if q.spec["op"] not in ("lookup", "lookup_records"):
+        return False
+    ats = [q.spec["at"]] if q.spec["op"] == "lookup" else q.spec["at"]
+    for at in ats:
+        pairs = [(tuple(p), v) for p, v in at["anchor"]]
+        hits = 0
+        for r in records:
+            if source_of(r) != at["source"] or _jsonable(r.select) != at["select"]:
+                continue
+            by_path = {v: k for k, v in r.keys.items()}
+            if any(p not in by_path for p, _ in pairs):
+                if r.anchor and all(norm(a) == norm(b) for (_, a), (_, b) in
+                                    zip(sorted(r.anchor, key=repr), sorted(pairs, key=repr))):
+                    hits += 1  # a composite anchor (method + path, name + location ...)
+                continue
+            if all(norm(r.fields[by_path[p]]) == norm(v) for p, v in pairs):
+                hits += 1
+        if hits != 1:
+            return True
+    return False
+
+
 def lookup_fields(rec: Record) -> list[str]:
     """Fields a lookup may ask of a described record with a reader-level address: human
     names with a key path, answerable values not given away."""

@@ -125,7 +125,7 @@ DEFAULTS: dict[str, dict[str, Scalar]] = {
 }
 """Values OpenAPI (2.0 and 3.x) documents for absent fields (field name -> key): a reader
 counts a parameter without ``required`` as not required."""
-_ANY_METHOD = {"any": list(METHODS)}
+_ANY_METHOD = ("@any", *METHODS)
 SELECT = {
     "API path": ("paths", "~"),
     "operation": ("paths", "~", _ANY_METHOD),
