@@ -177,3 +177,26 @@ def test_tiny_budgets_give_no_empty_sections(doc, style, budget, search):
             assert s.kind != "span"
     covered = "".join(text[s.start:s.end] for s in r.sections if s.kind == "span")
     assert len(covered) <= len(text)
+
+
+# ------------------------------------------------------------------ linear cost (item 3)
+
+
+@pytest.mark.parametrize("fmt,wrap,body", [
+    ("json", '{{"s": {}}}', "lorem ipsum dolor "),
+    ("json", '{{"s": {}}}', 'a\\n\\"b\\\\ '),  # an escape every other character
+    ("javascript", "const s = {};\n", "lorem ipsum dolor "),
+])
+def test_long_strings_parse_without_memory_per_character(fmt, wrap, body):
+    import tracemalloc
+
+    value = '"' + body * (2**21 // len(body)) + '"'  # one 2 MB string literal
+    text = wrap.format(value)
+    tracemalloc.start()
+    try:
+        tree = formats.parse(text, fmt)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert any(n.end - n.start >= len(value) for n in tree.nodes)
+    assert peak < 6 * len(text)  # the regex scan once held ~150 bytes per character
