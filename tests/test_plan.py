@@ -230,3 +230,31 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, arg
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+class TimedEngineDouble:
+    """Test double of a GPU engine: a batch takes prompt/P + new tokens/O seconds."""
+
+    name, model, revision = "timed-double", "timed", "0"
+
+    def __init__(self, prompt_rate: float, output_rate: float) -> None:
+        self.rates = (prompt_rate, output_rate)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    async def generate(self, requests):
+        from treeagent.llm import Response
+
+        prompt = [sum(len(m.content.split()) for m in r.messages) for r in requests]
+        new = [r.sampling.max_tokens for r in requests]
+        await asyncio.sleep(sum(prompt) / self.rates[0] + sum(new) / self.rates[1])
+        return [Response("x " * n, p, n, 0.0) for p, n in zip(prompt, new)]
+
+
+def test_measure_recovers_the_prompt_and_output_rates():
+    tp = plan.measure(TimedEngineDouble(40000.0, 2000.0), prompt_tokens=400, calls=8,
+                      new_tokens=32, runs=3)
+    assert tp.prompt == pytest.approx(40000, rel=0.1)
+    assert tp.output == pytest.approx(2000, rel=0.1)
+    assert "timed-double" in tp.source
