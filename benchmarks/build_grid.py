@@ -45,10 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--js-repos", nargs="*", default=[], metavar="NAME=PATH",
                     help="local clones (bare or not) of the JS repositories (eslint, webpack, "
                          "threejs, plotly, babel, lodash), read at their pinned commits")
+    ap.add_argument("--js-repo", action="append", default=[], metavar="NAME=PATH",
+                    help="one repository, as `treeagent bench build --js-repo` takes it")
     ap.add_argument("--no-recount", action="store_true",
                     help="validation trusts construction's full token count of each context")
     args = ap.parse_args(argv)
-    js_repos = dict(kv.split("=", 1) for kv in args.js_repos)
+    from treeagent.bench.cli import js_repos_from_args
+
+    try:
+        js_repos = js_repos_from_args([*args.js_repos, *args.js_repo])
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     os.environ.setdefault("PYTHONHASHSEED", "0")
 
     from treeagent.bench import build, io, sources, validate
@@ -102,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"missing {s['missing_examples']}")
     if inv["rejections"]:
         print("rejections:", json.dumps(inv["rejections"]))
+    print("\n".join(build.quality_lines(inv)))
     return 0 if bad == 0 else 1
 
 

@@ -78,6 +78,18 @@ def test_every_cell_is_filled_and_every_example_reads_back_valid(built):
     table = pq.read_table(out / "examples" / "json.parquet")
     assert {"tokens_qwen3", "tokens_qwen2_5", "unit_ids", "content_hash"} <= set(table.column_names)
     assert "| one_field | 1 |" in (out / "inventory.md").read_text()
+    # the question-quality report: every kept example confirmed by the second reader
+    q = inv["quality"]["json"]
+    assert set(q) == set(PARAMS.get("tasks", build.TASKS))
+    for task, entry in q.items():
+        assert entry["kept"] == 1 and entry["confirmed"] >= entry["kept"], task
+        assert entry["samples"] and entry["samples"][0]["question"].endswith(("?", "."))
+    assert sum(q["conditional_count"]["count_answers"]["demo-2K"].values()) == 1
+
+
+def test_js_repos_on_the_command_line_reach_acquire(tmp_path):
+    assert cli.js_repos_from_args([f"eslint={tmp_path}", f"babel={tmp_path}"]) == {
+        "eslint": str(tmp_path), "babel": str(tmp_path)}
 
 
 def test_examples_frame_counts_recipes_and_keeps_a_missing_one_null(built, tmp_path):
@@ -152,6 +164,9 @@ def test_show_prints_question_answer_spec_and_evidence(built, capsys, monkeypatc
     (["bench", "build", "--formats", "xml"], "unknown format"),
     (["bench", "build", "--lengths", "3Q"], "unknown length"),
     (["bench", "build", "--per-cell", "0"], "must be positive"),
+    (["bench", "build", "--js-repo", "eslint"], "expected NAME=PATH"),
+    (["bench", "build", "--js-repo", "jquery=/tmp"], "unknown repository 'jquery'"),
+    (["bench", "build", "--js-repo", "eslint=/nonexistent/eslint"], "does not exist"),
 ])
 def test_bad_cli_input_is_one_line_and_exit_2(built, argv, message, capsys):
     out, _ = built

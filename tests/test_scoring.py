@@ -107,6 +107,15 @@ MATCH = [
     ("true", True, True),
     ("1", True, False),  # booleans are not numbers
     ("null", None, True),
+    # natural forms of one value (issue 15): a unit mark after a space, parentheses
+    ('77.6 "', '77.6"', True),
+    ('77.6"', '77.6 "', True),
+    ("45 %", "45%", True),
+    ("(3)", 3, True),
+    ("(3)", "3", True),
+    ("3", "(3)", True),
+    ('77.6 "', '77.5"', False),  # still a different value
+    ("(3)", 4, False),
 ]
 
 

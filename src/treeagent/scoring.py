@@ -30,7 +30,9 @@ when a stronger separator is present):
    (``Anza, CA`` against the reference ``"Anza, CA"``).
 
 Matching: text compares after Unicode NFKC, case folding, whitespace collapsing and
-removal of surrounding quotes, backticks, markdown emphasis and trailing punctuation.
+removal of surrounding quotes, backticks, parentheses, markdown emphasis and trailing
+punctuation; a space between a number and a unit mark (``77.6 "``, ``45 %``, ``12 °``)
+is not a difference.
 When the reference is a number (or a string that is a plain number) values also match
 numerically within max(0.01, 0.1% of |reference|); ``1,234.5``, ``4.5e3`` and ``-3``
 parse, and a percentage ``12.5%`` matches either 12.5 or 0.125.
@@ -189,7 +191,8 @@ _COMMA_AND = re.compile(
     r"(\s*(?:(?<!\d),|,(?!\d{3}(?!\d)))\s*(?:and\s+)?|\s+and\s+)", re.I
 )
 _WRAPPERS = (("**", "**"), ("__", "__"), ("`", "`"), ('"', '"'), ("'", "'"), ("“", "”"),
-             ("‘", "’"), ("«", "»"), ("*", "*"), ("_", "_"), ("$", "$"))
+             ("‘", "’"), ("«", "»"), ("*", "*"), ("_", "_"), ("$", "$"), ("(", ")"))
+_UNIT_GAP = re.compile(r"(?<=\d)\s+(?=[\"'%°″′])")
 
 
 def _value_text(value: Any) -> str:
@@ -291,7 +294,7 @@ def normalize_text(value: str) -> str:
             if len(text) >= len(left) + len(right) and text.startswith(left) \
                     and text.endswith(right):
                 text = text[len(left):len(text) - len(right)]
-    return " ".join(text.casefold().split())
+    return _UNIT_GAP.sub("", " ".join(text.casefold().split()))
 
 
 def parse_number(text: str) -> list[float]:

@@ -309,6 +309,7 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
     out = Path(out)
     sizes: dict[str, int] = {}
     order = {t: i for i, t in enumerate(TASKS)}
+    quality: dict[str, Any] = {}
     # one format at a time: build, validate (GX), write, release -- the units' records
     # and the candidates of a format are gone before the next format is built
     for fmt in params.formats:
@@ -327,6 +328,7 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
                 suites[(t, c)] = (was_ok and ok, was_n + n)
             del df, suite
         kept.sort(key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
+        quality[fmt] = question_quality(rows, kept, params.tasks)
         result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
                                 for r in kept]
         needed = {u for r in kept for u in r["unit_ids"]}
@@ -345,8 +347,57 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
             {"expectation": t, "column": c, "success": ok, "unexpected": n}
             for (t, c), (ok, n) in suites.items()]
     result.inventory.update(_inventory(params, result, infos))
+    result.inventory["quality"] = quality
     _write_summary(out, result, sizes)
     return result
+
+
+def question_quality(rows: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]],
+                     task_names: Sequence[str], samples: int = 3) -> dict[str, Any]:
+    """Per task: candidates, kept, confirmed by the second reader, rejections by check,
+    count answers per length (how often a count is 0, 1, 2, ...) and sample questions
+    with their references (issue 15: what a reader of the inventory checks first)."""
+    out: dict[str, Any] = {}
+    for task in task_names:
+        mine = [r for r in rows if r["task"] == task]
+        ok = [r for r in kept if r["task"] == task]
+        reasons: Tally = Tally()
+        for r in mine:
+            failed = [c for c in validate.CHECKS if r.get(f"check_{c}")]
+            if failed:
+                reasons[failed[0]] += 1
+        entry: dict[str, Any] = {
+            "candidates": len(mine), "kept": len(ok),
+            "confirmed": sum(1 for r in mine if not r.get("check_independent")),
+            "rejected": dict(sorted(reasons.items())),
+            "second_reader_disagrees": sum(1 for r in mine if r.get("check_independent")),
+            "samples": [{"id": r["id"], "question": r["question"],
+                         "answer": json.loads(r["answer"])} for r in ok[:samples]],
+        }
+        if task == "conditional_count":
+            dist: dict[str, Tally] = {}
+            for r in ok:
+                dist.setdefault(r["bucket"], Tally())[str(json.loads(r["answer"]))] += 1
+            entry["count_answers"] = {b: dict(sorted(t.items(), key=lambda kv: int(kv[0])))
+                                      for b, t in dist.items()}
+        out[task] = entry
+    return out
+
+
+def quality_lines(inv: dict[str, Any]) -> list[str]:
+    """The question-quality report as text lines (printed at the end of a build)."""
+    lines = []
+    for fmt, by_task in inv.get("quality", {}).items():
+        lines.append(f"{fmt}:")
+        for task, q in by_task.items():
+            rej = ", ".join(f"{k} {v}" for k, v in q["rejected"].items()) or "none"
+            lines.append(f"  {task}: kept {q['kept']} of {q['candidates']}, second reader "
+                         f"confirms {q['confirmed']}; rejected: {rej}")
+            if "count_answers" in q:
+                lines.append(f"    count answers: {q['count_answers']}")
+            for s in q["samples"]:
+                lines.append(f"    - {s['question']} -> {json.dumps(s['answer'])}")
+    return lines
 
 
 def _write_summary(out: Path, result: BuildResult, sizes: dict[str, int]) -> None:
@@ -395,6 +446,8 @@ def markdown(inv: dict[str, Any]) -> str:
             lines.append(f"| {b} | {s['distinct_fill']:.0%} | {s['families']} | "
                          f"{s['fill_min'] if s['fill_min'] is not None else '-'} | "
                          f"{s['reused_units']} | {s['missing_examples']} |")
+    if inv.get("quality"):
+        lines += ["\n## Question quality\n", "```", *quality_lines(inv), "```"]
     if inv["rejections"]:
         lines += ["\n## Rejections by reason\n", "| format: reason | count |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in inv["rejections"].items()]

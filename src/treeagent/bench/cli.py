@@ -29,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--mirror", help="mirror folder laid out like shared/sources")
     b.add_argument("--raw", default="raw", help="raw/ folder (acquire writes it)")
     b.add_argument("--no-acquire", action="store_true", help="use raw/ as it is")
+    b.add_argument("--js-repo", action="append", default=[], metavar="NAME=PATH",
+                   help="a local clone (bare or not) of a JavaScript repository, read at its "
+                        "pinned commit (eslint, webpack, babel, ...; repeat per repository; "
+                        "the pipeline's acquire.js_repos)")
     b.add_argument("--tokenizers", nargs="+")
     b.add_argument("--tolerance", type=float)
     b.add_argument("--allow-reuse", action="store_true",
@@ -86,9 +90,28 @@ def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
     return BuildParams(**kw), mode
 
 
+def js_repos_from_args(pairs: list[str]) -> dict[str, str]:
+    """``["eslint=PATH", ...]`` -> ``{"eslint": "PATH"}``; ValueError names a bad one."""
+    from treeagent.bench.sources import JS_REPOS
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--js-repo {pair!r}: expected NAME=PATH")
+        if name not in JS_REPOS:
+            raise ValueError(f"--js-repo {pair!r}: unknown repository {name!r} "
+                             f"(choose from {', '.join(JS_REPOS)})")
+        if not Path(path).exists():
+            raise ValueError(f"--js-repo {pair!r}: {path} does not exist")
+        out[name] = path
+    return out
+
+
 def run_build(args: argparse.Namespace) -> int:
     try:
         params, mode = params_from_args(args)
+        js_repos = js_repos_from_args(getattr(args, "js_repo", []) or [])
     except ValueError as exc:
         return _fail(str(exc))
     mirror = args.mirror or (_default_mirror() if mode == "mirror" else None)
@@ -107,7 +130,7 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         if not args.no_acquire:
             sources.acquire(mode, formats=params.formats, raw_dir=args.raw, mirror_dir=mirror,
-                            progress=sys.stderr.isatty())
+                            js_repos=js_repos or None, progress=sys.stderr.isatty())
         units = {f: list(sources.units(f, raw_dir=args.raw)) for f in params.formats}
     except (ValueError, OSError) as exc:
         return _fail(str(exc))
@@ -120,6 +143,8 @@ def run_build(args: argparse.Namespace) -> int:
 
         result = build.build(params, units, Path(args.out), progress=progress)
     inv = result.inventory
+    for line in build.quality_lines(inv):
+        print(line)
     print(f"{inv['examples']} examples kept, {inv['rejected']} rejected -> {args.out}/")
     for fmt, info in inv["formats"].items():
         short = {b: s["distinct_fill"] for b, s in info["lengths"].items()
