@@ -146,6 +146,46 @@ def _open_outputs(args: argparse.Namespace):
     return cache, trace
 
 
+def _observed(gen, on_response):
+    """The program ``gen`` unchanged, with ``on_response`` called on each reply."""
+    response = None
+    try:
+        while True:
+            try:
+                request = gen.send(response)
+            except StopIteration as stop:
+                return stop.value
+            response = yield request
+            on_response(response)
+    finally:
+        gen.close()
+
+
+def _run_with_progress(run_programs, programs, engine, cache):
+    """Run the program; on a terminal, one line on stderr updated after every model
+    call (calls, cache hits, tokens); nothing when stderr is piped or redirected."""
+    name, gen = programs[0]
+    if sys.stderr.isatty():
+        seen = {"calls": 0, "cached": 0, "in": 0, "out": 0}
+
+        def show(response) -> None:
+            seen["calls"] += 1
+            seen["cached"] += bool(response.cached)
+            seen["in"] += response.input_tokens
+            seen["out"] += response.output_tokens
+            print(f"\r\x1b[2Kcall {seen['calls']} ({seen['cached']} cache hits), input "
+                  f"tokens {seen['in']}, output tokens {seen['out']}", end="",
+                  file=sys.stderr, flush=True)
+
+        gen = _observed(gen, show)
+    try:
+        return run_programs([(name, gen)], engine, cache=cache, concurrency=1,
+                            progress=False)[name]
+    finally:
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+
+
 def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, cache,
             trace) -> int:
     import asyncio
@@ -173,8 +213,7 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
                           options={"max_new_tokens": args.max_new_tokens})
         except ValueError as exc:
             return _fail(str(exc))
-        outcome = run_programs([(args.file, gen)], engine, cache=cache,
-                               concurrency=1, progress=False)[args.file]
+        outcome = _run_with_progress(run_programs, [(args.file, gen)], engine, cache)
     finally:
         asyncio.run(engine.aclose())
     result = outcome.result

@@ -13,6 +13,8 @@ from typing import Any
 
 from treeagent.scoring import TASKS
 
+QUERY_FORMATS = ("table", "csv", "json")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``score``, ``query`` and ``report`` subcommands."""
@@ -25,12 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_score)
 
     p = sub.add_parser("query", help="run SQL over the DuckDB views of runs/ and validated/")
-    p.add_argument("sql")
+    p.add_argument("sql", help="SQL text, or - to read it from standard input")
     p.add_argument("--db", help="DuckDB file (e.g. reports/treeagent.duckdb); default: "
                                 "fresh in-memory views over the Parquet files under --root")
     p.add_argument("--root", default=".", help="project root holding runs/ and validated/")
-    p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
-    p.add_argument("--max-rows", type=int, default=200, help="rows to print (default 200)")
+    p.add_argument("--format", choices=QUERY_FORMATS, default="table", dest="out_format",
+                   help="table (rich on a terminal, aligned text otherwise), csv with a "
+                        "header row, or json (an array of row objects)")
+    p.add_argument("--plain", action="store_true", help="plain text table even on a terminal")
+    p.add_argument("--max-rows", type=int, help="rows to print (default: 200 for a table, "
+                                                "all for csv and json)")
     p.set_defaults(func=run_query)
 
     p = sub.add_parser("report", help="write Tables 1/3/4, Figures 2/3 and metrics.json")
@@ -82,28 +88,32 @@ def format_plain(columns: list[str], rows: list[tuple]) -> str:
     return "\n".join(lines)
 
 
-def run_query(args: argparse.Namespace) -> int:
-    import duckdb
+def _json_value(value: Any) -> Any:
+    """A DuckDB value as JSON: NaN/inf -> null, decimals and times as text."""
+    import math
 
-    from treeagent.report import db
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
 
-    try:
-        con = db.connect(args.db, args.root)
-    except (FileNotFoundError, duckdb.Error) as exc:
-        return _fail(f"--db: {exc}" if args.db else str(exc))
-    try:
-        result = con.execute(args.sql)
-        if result.description is None:
-            return 0
-        columns = [d[0] for d in result.description]
-        rows = result.fetchmany(args.max_rows + 1)
-    except duckdb.Error as exc:
-        return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    finally:
-        con.close()
-    more = len(rows) > args.max_rows
-    rows = rows[: args.max_rows]
-    if sys.stdout.isatty() and not args.plain:
+
+def _print_rows(columns: list[str], rows: list[tuple], fmt: str, plain: bool) -> None:
+    if fmt == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif fmt == "json":
+        records = [{c: _json_value(v) for c, v in zip(columns, row)} for row in rows]
+        print(json.dumps(records, ensure_ascii=False, allow_nan=False))
+    elif sys.stdout.isatty() and not plain:
         from rich.console import Console
         from rich.table import Table
 
@@ -113,7 +123,42 @@ def run_query(args: argparse.Namespace) -> int:
         Console().print(table)
     else:
         print(format_plain(columns, rows))
-    print(f"({len(rows)}{'+' if more else ''} row{'' if len(rows) == 1 else 's'})")
+
+
+def run_query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from treeagent.report import db
+
+    sql = sys.stdin.read() if args.sql == "-" else args.sql
+    if not sql.strip():
+        return _fail("query: empty SQL")
+    limit = args.max_rows if args.max_rows is not None else (
+        200 if args.out_format == "table" else None)
+    if limit is not None and limit < 0:
+        return _fail("--max-rows: must be 0 or more")
+    try:
+        con = db.connect(args.db, args.root)
+    except (FileNotFoundError, duckdb.Error) as exc:
+        return _fail(f"--db: {exc}" if args.db else str(exc))
+    try:
+        result = con.execute(sql)
+        if result.description is None:
+            return 0
+        columns = [d[0] for d in result.description]
+        rows = result.fetchall() if limit is None else result.fetchmany(limit + 1)
+    except duckdb.Error as exc:
+        return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    finally:
+        con.close()
+    more = limit is not None and len(rows) > limit
+    rows = rows[:limit]
+    _print_rows(columns, rows, args.out_format, args.plain)
+    count = f"({len(rows)}{'+' if more else ''} row{'' if len(rows) == 1 else 's'})"
+    if args.out_format == "table":
+        print(count)
+    elif more:
+        print(f"{count}: more rows left out by --max-rows {limit}", file=sys.stderr)
     return 0
 
 

@@ -2,18 +2,22 @@
 
 * Every Parquet file under ``runs/`` and ``validated/`` belongs to one view named after
   its file stem (lower-cased, non-identifier characters -> ``_``, a trailing shard number
-  such as ``-000`` dropped; ``part-0.parquet``/``data_0.parquet`` and hive ``k=v`` folders
-  take the name of the folder above). Files whose stem starts with ``scores`` form the
-  ``scores`` view (scored rows, :mod:`treeagent.report.schema`). A name found under both
-  roots becomes ``runs_<name>`` and ``validated_<name>``. Files of one view are read with
-  ``union_by_name``.
+  such as ``-000`` dropped; ``part-0.parquet``/``data_0.parquet``, files named after a
+  format (``json.parquet``, ...) and hive ``k=v`` folders take the name of the folder
+  above: ``validated/examples/<format>.parquet`` form the ``examples`` view and
+  ``validated/units/<format>.parquet`` the ``units`` view, each with a ``format`` column
+  (from the file name where the table has none). Files whose stem starts with
+  ``scores`` form the ``scores`` view (scored rows, :mod:`treeagent.report.schema`). A
+  name found under both roots becomes ``runs_<name>`` and ``validated_<name>``. Files of
+  one view are read with ``union_by_name``.
 * When ``scores`` exists two derived views follow: ``cells`` (C.4 step 1: mean score
   and count per dataset, task, length, agent, method) and ``paired`` (TreeAgent vs Flat
   on matched examples with ``diff`` = score difference).
 * ``treeagent query`` without ``--db`` builds these views in memory over the files that
-  exist now (never stale). ``treeagent report`` also saves them, views only and no data,
-  to ``reports/treeagent.duckdb``; its paths are relative, so query it from the project
-  root (``treeagent query --db reports/treeagent.duckdb``).
+  exist now (never stale). ``treeagent report`` also saves them to
+  ``reports/treeagent.duckdb``: views over absolute paths (the file stays valid when
+  moved, while the Parquet files stay where they are), or with ``portable=True`` tables
+  holding the data (valid anywhere).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ DERIVED = {
 }
 
 _SHARD = re.compile(r"[-_.]?\d+$")
+_FORMATS = ("json", "html", "yaml", "javascript")
+_FOLDER_NAMED = {"", "part", "data", *_FORMATS}
+"""File stems that take their folder's name (shards, per-format tables)."""
 
 
 def view_name(path: Path) -> str:
@@ -52,7 +59,7 @@ def view_name(path: Path) -> str:
         return "scores"
     name = _SHARD.sub("", stem)
     parent = path.parent
-    while (name in {"", "part", "data"} or "=" in name) and parent != parent.parent:
+    while (name in _FOLDER_NAMED or "=" in name) and parent != parent.parent:
         while "=" in parent.name:
             parent = parent.parent
         name, parent = parent.name.lower(), parent.parent
@@ -83,15 +90,27 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def create_views(con: Any, views: dict[str, list[str]]) -> list[str]:
-    """Create (or replace) the views on a DuckDB connection; returns their names."""
+def _select(con: Any, files: list[str]) -> str:
+    """SQL reading a view's files; per-format files add a ``format`` column when the
+    tables have none."""
+    listed = ", ".join(_quote(f) for f in files)
+    source = f"read_parquet([{listed}], union_by_name = true"
+    stems = {Path(f).name.removesuffix(".parquet") for f in files}
+    if stems <= set(_FORMATS):
+        columns = [d[0] for d in con.execute(f"SELECT * FROM {source}) LIMIT 0").description]
+        if "format" not in columns:
+            return (f"SELECT regexp_extract(filename, '([A-Za-z]+)[.]parquet$', 1) AS format, "
+                    f"* EXCLUDE (filename) FROM {source}, filename = true)")
+    return f"SELECT * FROM {source})"
+
+
+def create_views(con: Any, views: dict[str, list[str]], portable: bool = False) -> list[str]:
+    """Create (or replace) the views on a DuckDB connection; returns their names.
+    ``portable``: tables holding the data instead of views over the files."""
     names = []
+    kind = "TABLE" if portable else "VIEW"
     for name, files in sorted(views.items()):
-        listed = ", ".join(_quote(f) for f in files)
-        con.execute(
-            f'CREATE OR REPLACE VIEW "{name}" AS '
-            f"SELECT * FROM read_parquet([{listed}], union_by_name = true)"
-        )
+        con.execute(f'CREATE OR REPLACE {kind} "{name}" AS {_select(con, files)}')
         names.append(name)
     if "scores" in views:
         for name, sql in DERIVED.items():
@@ -113,17 +132,21 @@ def connect(db: str | Path | None = None, root: str | Path = "."):
     return con
 
 
-def write_database(path: str | Path, views: dict[str, list[str]]) -> Path:
-    """Save the views (no data) to a DuckDB file, replacing any older one."""
+def write_database(path: str | Path, views: dict[str, list[str]],
+                   portable: bool = False) -> Path:
+    """Save the views to a DuckDB file, replacing any older one: views over the files'
+    absolute paths (valid wherever the database is moved, while the files stay), or
+    with ``portable`` tables holding the data (valid anywhere, no Parquet needed)."""
     import duckdb
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     for stale in (out, out.with_name(out.name + ".wal")):
         stale.unlink(missing_ok=True)
+    absolute = {name: [str(Path(f).resolve()) for f in files] for name, files in views.items()}
     con = duckdb.connect(str(out))
     try:
-        create_views(con, views)
+        create_views(con, absolute, portable=portable)
     finally:
         con.close()
     return out
