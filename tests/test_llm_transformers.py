@@ -219,3 +219,24 @@ def test_a_batch_out_of_gpu_memory_is_split_and_max_batch_lowered(monkeypatch) -
     replies = engine.generate_sync([ask(t) for t in texts])
     assert [r.text for r in replies] == texts
     assert engine.max_batch == 2 and max(s for s in sizes if s <= 2) == 2
+
+
+def test_an_interrupted_run_leaves_the_engine_usable(monkeypatch) -> None:
+    """Test double of the model: ``generate_sync`` echoes after a pause."""
+    import time
+
+    engine = make_engine("transformers")
+
+    def slow_echo(requests):
+        time.sleep(0.2)
+        return [Response(r.messages[0].content, 1, 1, 0.2) for r in requests]
+
+    monkeypatch.setattr(engine, "generate_sync", slow_echo)
+
+    async def interrupted():
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(engine.generate([ask("first")]), 0.05)
+        return await engine.generate([ask("second")])
+
+    assert [r.text for r in asyncio.run(interrupted())] == ["second"]
+    assert [r.text for r in generate(engine, [ask("third")])] == ["third"]

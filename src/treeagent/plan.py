@@ -327,16 +327,16 @@ def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods
                   base_budget: int, prompts: Prompts | None = None) -> list[Row]:
     """Plan rows for ``examples`` (objects with ``format, length, task, question,
     context``) for every agent setup x method; sections are computed once per example,
-    tokenizer and sectioning (Flat / structural)."""
+    tokenizer (by name) and sectioning (Flat / structural)."""
     prompts = prompts or Prompts()
     rows: dict[tuple[str, str, str, int], Row] = {}
     for ex in examples:
-        docs: dict[tuple[int, str], Document] = {}
+        docs: dict[tuple[str, str], Document] = {}
         for setup in setups:
             sizer = Sizer(prompts, setup.tokenizer, setup.request_limit)
             problem = problem_text(ex.question, ex.task, prompts)
             for method in methods:
-                key = (id(setup.tokenizer), "flat" if method == "flat" else "treeagent")
+                key = (setup.tokenizer_name, "flat" if method == "flat" else "treeagent")
                 if key not in docs:
                     docs[key] = prepare(ex.context, ex.format, setup.tokenizer, key[1],
                                         base_budget)

@@ -172,9 +172,12 @@ class TransformersEngine:
         is queued as the next batch(es), so calls dispatched while a batch runs merge."""
         loop = asyncio.get_running_loop()
         futures = [loop.create_future() for _ in requests]
-        self._queue.extend(zip(requests, futures))
-        if self._drainer is None or self._drainer.done():
+        drainer = self._drainer
+        if drainer is None or drainer.done() or drainer.get_loop() is not loop:
+            # a drainer of a closed event loop (an interrupted run) left calls no one awaits
+            self._queue = [(r, f) for r, f in self._queue if f.get_loop() is loop]
             self._drainer = loop.create_task(self._drain())
+        self._queue.extend(zip(requests, futures))
         return list(await asyncio.gather(*futures))
 
     async def _drain(self) -> None:
