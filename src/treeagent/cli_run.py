@@ -21,8 +21,8 @@ FORMATS = ("json", "html", "yaml", "javascript")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="answer a question about a file with a memory agent")
-    p.add_argument("file")
-    p.add_argument("--question", "-q", required=True)
+    p.add_argument("file", help="the input document (JSON, HTML, YAML or JavaScript)")
+    p.add_argument("--question", "-q", required=True, help="the question to answer")
     p.add_argument("--agent", choices=AGENTS, default="memagent")
     p.add_argument("--method", choices=METHODS, default="treeagent")
     p.add_argument("--engine", choices=ENGINES, default="transformers")
