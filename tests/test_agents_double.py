@@ -36,7 +36,8 @@ class ScriptedEngine:
             self.context_window = context_window
 
     def prompt(self, i: int) -> str:
-        return self.requests[i].messages[0].content
+        """The user message of request ``i`` (after a system message, if any)."""
+        return next(m.content for m in self.requests[i].messages if m.role == "user")
 
     def kinds(self) -> list[str]:
         return [r.kind for r in self.requests]

@@ -48,7 +48,7 @@ def test_memory_is_carried_from_reply_to_next_prompt_and_answer():
     assert result.prediction == "\\boxed{10, 20, 30}"
     assert (result.calls, result.sections, result.total_sections, result.flat_sections) == (5, 4, 4, 5)
     assert result.details["steps"][3] == {"pass": "read", "t": 3, "path": None, "links": [],
-                                         "spans": []}
+                                         "spans": [], "request": 3}
 
 
 def test_requests_are_greedy_seeded_and_use_table2_limits():

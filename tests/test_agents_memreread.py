@@ -1,4 +1,6 @@
-"""MemReread: root pass, decompose / re-read / integrate within width and node budget."""
+"""MemReread: root pass, decompose / re-read / integrate within width and node budget;
+upstream's tag contract (<confirmed> facts, the query rule, the history layout) and
+thinking off on every call."""
 
 from __future__ import annotations
 
@@ -19,11 +21,11 @@ def _engine(decompose):
     count = {"controller": 0}
 
     def script(r):
-        prompt = r.messages[0].content
+        prompt = r.messages[-1].content
         if r.kind == "controller":
             count["controller"] += 1
             return decompose(count["controller"])
-        if "A sub-question was checked" in prompt:
+        if "You merge a checked answer" in prompt:
             return f"integrated {count['controller']}"
         if r.kind == "answer" and "<subquestion>" not in prompt and "Put the final" in prompt:
             return "\\boxed{10, 20, 30}"
@@ -45,7 +47,8 @@ def test_memory_suffices_after_the_root_pass():
     assert engine.kinds() == ["memory"] * SECTIONS + ["controller", "answer"]
     assert result.details["nodes"] == 1 and result.details["subquestions"] == [None]
     assert result.prediction == "\\boxed{10, 20, 30}"
-    assert "<answered_subquestions>\nNone yet.\n</answered_subquestions>" in engine.prompt(4)
+    assert "<query_history>\nNO HISTORY\n</query_history>" in engine.prompt(4)
+    assert all(r.template_kwargs == {"enable_thinking": False} for r in engine.requests)
 
 
 def test_node_budget_counts_the_root_so_width_4_budget_4_asks_three():
@@ -77,13 +80,14 @@ def test_reread_uses_the_subquestion_fresh_memory_and_integrates_its_answer():
     assert "<problem>\nWhich values are in b?\n</problem>" in reread
     assert "<memory>\nNo previous memory\n</memory>" in reread
     integrate = next(engine.prompt(i) for i in range(len(engine.requests))
-                     if "A sub-question was checked" in engine.prompt(i))
+                     if "You merge a checked answer" in engine.prompt(i))
     assert "<subquestion>\nWhich values are in b?\n</subquestion>" in integrate
     assert "<subanswer>\nsub-answer 1\n</subanswer>" in integrate
     assert "<memory>\nnote\n</memory>" in integrate  # the root memory
     second = [engine.prompt(i) for i, r in enumerate(engine.requests) if r.kind == "controller"][1]
     assert "<memory>\nintegrated 1\n</memory>" in second
-    assert "Q1: Which values are in b?\nA1: sub-answer 1" in second
+    assert ("<query_history>\n<query>Which values are in b?</query> <result>sub-answer 1"
+            "</result>\n</query_history>") in second
     assert "<memory>\nintegrated 1\n</memory>" in engine.prompt(len(engine.requests) - 1)
 
 
@@ -98,17 +102,47 @@ def test_controller_limit_is_8192_and_reads_use_treeagent_observations():
 
 
 def test_parse_query():
-    assert parse_query("<query> a? </query><query>b?</query>") == "a?"
-    assert parse_query("<query></query><query>b?</query>") == "b?"
-    assert parse_query("<think><query>no</query></think>nothing") is None
-    assert parse_query("<query>unclosed") is None
+    # upstream: greedy <query>(.+)</query> across lines, outer braces stripped, > 5 chars
+    assert parse_query("<query> which a? </query> and <query>b?</query>") == (
+        "which a? </query> and <query>b?")
+    assert parse_query("<query>{Which values\nare in b?}</query>") == "Which values\nare in b?"
+    assert parse_query("<query>short</query>") is None  # 5 characters: memory suffices
+    assert parse_query("<query>sixsix</query>") == "sixsix"
+    assert parse_query("<think><query>not this one</query></think>nothing") is None
+    assert parse_query("<query>unclosed question") is None
+
+
+def test_confirmed_facts_reach_the_decompose_call_and_the_templates_state_the_rule():
+    confirmed = "<confirmed>b holds 10, 20 and 30</confirmed>; c is unknown"
+
+    def decompose(i):
+        return "<query>What is c?</query>" if i == 1 else ""
+
+    engine = _engine(decompose)
+    inner = engine._script
+
+    def script(r):
+        if "You merge a checked answer" in r.messages[-1].content:
+            return confirmed
+        return inner(r)
+
+    engine._script = script
+    _run(engine)
+    second = [engine.prompt(i) for i, r in enumerate(engine.requests) if r.kind == "controller"][1]
+    assert f"<memory>\n{confirmed}\n</memory>" in second  # tags kept verbatim
+    from treeagent.agents.templates import Prompts
+
+    p = Prompts()
+    assert "<confirmed>...</confirmed>" in p.text("memreread_integrate")
+    assert "<confirmed>...</confirmed>" in p.text("memreread_decompose")
+    assert "<query>" in p.text("memreread_decompose")
 
 
 def test_unavailable_reread_gives_no_prediction():
     def script(r):
         if r.kind == "controller":
-            return "<query>x?</query>"
-        if "<problem>\nx?" in r.messages[0].content:
+            return "<query>what is x?</query>"
+        if "<problem>\nwhat is x?" in r.messages[-1].content:
             return None
         return "note"
 

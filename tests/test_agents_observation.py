@@ -75,7 +75,9 @@ def test_treeagent_adds_spans_from_linked_memories_saved_before_the_step():
         "- y is beta.\n- b holds 10, 20, 30."
     )
     assert obs[0].render() == '"x":"alpha"\n\nPath: $.a.x'  # no links: no block
-    assert obs[3].summary() == {"t": 3, "path": "$.c", "links": [1, 2], "spans": [[1, 0], [2, 0]]}
+    assert obs[3].summary() == {"t": 3, "path": "$.c", "links": [1, 2], "spans": [
+        {"source": 1, "order": 0, "text": "y is beta."},
+        {"source": 2, "order": 0, "text": "b holds 10, 20, 30."}]}
 
 
 def test_treeagent_spans_are_truncated_and_at_most_four():

@@ -31,7 +31,8 @@ def test_best_memory_ties_go_to_the_latest_and_empty_cases():
     assert best_memory("zz", ["ab", "bc", "cd"], TOK) == 2  # all zero: the latest
     assert best_memory("b", ["xb", "yb"], TOK) == 1
     assert best_memory("a", [], TOK) is None
-    assert best_memory("  ", ["ab"], TOK) is None
+    assert best_memory("", ["ab"], TOK) is None
+    assert best_memory("  ", ["ab"], TOK) == 0  # upstream: any non-empty query recalls
 
 
 def test_best_memory_with_the_real_tokenizer(qwen3):
@@ -48,7 +49,10 @@ def test_parse_reply():
     two = "<thinking>t</thinking><update>a</update><update>b</update>"
     assert parse_reply(two) == (two, None, False)
     assert parse_reply("free text <recall></recall>") == ("free text", None, False)
-    assert parse_reply("<recall>one</recall> x <recall>two</recall>")[1] == "one"
+    # upstream: greedy and on one line
+    assert parse_reply("<recall>one</recall> x <recall>two</recall>")[1] == (
+        "one</recall> x <recall>two")
+    assert parse_reply("<recall>two\nlines</recall>") == ("", None, False)
 
 
 def _memory(t: int, recall: str | None = None) -> str:
@@ -82,3 +86,16 @@ def test_malformed_replies_are_kept_and_counted():
     assert "<memory>\nno tags at all\n</memory>" in engine.prompt(1)
     assert result.details["malformed"] == 3  # flat has 5 sections: replies 0, 2, 4 are malformed
     assert result.prediction == "\\boxed{1}"
+
+
+def test_recall_terms_strip_the_space_marker(qwen3):
+    """Upstream drops the tokenizer's space marker, so a query's first word (no space
+    before it) matches the same word inside a memory (a space before it)."""
+    from treeagent.agents.rememr1 import words
+
+    assert words(" Temperature", qwen3) == words("temperature", qwen3) == ["temperature"]
+    assert qwen3.encode(" temperature") != qwen3.encode("temperature")  # ids differ
+    memories = ["The station noted a temperature of 31.", "Pressure fell at noon."]
+    assert tfidf_scores("temperature", memories, qwen3)[0] > 0
+    assert best_memory("temperature", memories, qwen3) == 0
+    assert best_memory("Pressure", ["noon pressure 5", "temperature rose"], qwen3) == 0

@@ -28,14 +28,18 @@ def test_tag_contracts_of_the_packaged_templates():
     memagent = p.text("memagent_memory")
     assert memagent.index("<problem>") < memagent.index("<memory>") < memagent.index("<section>")
     assert memagent.rstrip().endswith("Updated memory:")
-    for name in ("memagent_answer", "infmem_answer", "memreread_answer", "rememr1_answer"):
+    for name in ("memagent_answer", "memreread_answer", "rememr1_answer"):
         assert "\\boxed{}" in p.render(name, question="q", memory="m", recalled="r")
+    assert '"Therefore, the answer is' in p.text("infmem_answer")  # InfMem's answer phrase
     write = p.text("infmem_write")
     assert all(t in write for t in ("<problem>", "<retrieved_chunk>", "<recurrent_chunk>",
                                     "<memory>"))
-    plan = p.render("infmem_plan", question="q", history="h", memory="m", tool="T")
-    assert '<tool_call>{"name": "retrievesearch", "arguments": {"query":' in plan
-    assert "STOP" in plan
+    plan = p.render("infmem_plan", question="q", history="h", memory="m")
+    assert "STOP" in plan and "`retrievesearch`" in plan and "<retrieval_history>" in plan
+    tools = p.text("infmem_tools")
+    assert tools.startswith("# Tools\n\n") and "{tools}" in tools
+    for marker in ("✿FUNCTION✿: ", "✿ARGS✿: ", "✿RESULT✿: ", "✿RETURN✿: "):
+        assert marker in tools
     remem = p.text("rememr1_memory")
     for tag in ("<recalled_memory>", "<thinking>", "<update>", "<recall>"):
         assert tag in remem
@@ -79,3 +83,55 @@ def test_bad_user_templates_fail_early(tmp_path):
         Prompts(tmp_path / "absent")
     with pytest.raises(TemplateError, match="unknown template"):
         Prompts().text("nonexistent")
+
+
+UPSTREAM_LAYOUTS = {
+    # each public workflow's template names and placeholders (texts are ours)
+    "memagent": {
+        "memagent_memory": "M-READ <problem>{prompt}</problem><memory>{memory}</memory>"
+                           "<section>{chunk}</section>",
+        "memagent_answer": "M-ANSWER {prompt} | {memory} | \\boxed{{}}",
+    },
+    "infmem": {
+        "infmem_tools": "I-TOOLS {tool_descs} [{tool_names}]",
+        "infmem_plan": "I-PLAN {prompt} | {retrieval_history} | {memory}",
+        "infmem_write": "I-WRITE {prompt} | {retrieve} | {chunk} | {memory}",
+        "infmem_answer": "I-ANSWER {prompt} | {memory} | Therefore, the answer is",
+    },
+    "memreread": {
+        "memreread_memory": "R-READ {prompt} | {memory} | {chunk}",
+        "memreread_decompose": "R-DECOMPOSE {question} | {memory} | {decomposed_history}"
+                               " | {decomposition_stack}",
+        "memreread_subanswer": "R-SUB {question} | {memory} | \\boxed{{}}",
+        "memreread_integrate": "R-INTEGRATE {question} | {memory} | {subquestion} | {answer}",
+        "memreread_answer": "R-ANSWER {question} | {memory} | \\boxed{{}}",
+    },
+    "rememr1": {
+        "rememr1_memory": "E-READ {prompt} | {recalled_memory} | {memory} | {chunk}",
+        "rememr1_answer": "E-ANSWER {prompt} | {recalled_memory} | {memory} | \\boxed{{}}",
+    },
+}
+
+
+@pytest.mark.parametrize("agent", sorted(UPSTREAM_LAYOUTS))
+def test_a_template_folder_in_each_upstream_layout_loads_and_fills(agent, tmp_path):
+    for name, text in UPSTREAM_LAYOUTS[agent].items():
+        (tmp_path / f"{name}.txt").write_text(text, encoding="utf-8")
+    prompts = Prompts(tmp_path)
+    assert prompts.overridden() == sorted(UPSTREAM_LAYOUTS[agent])
+
+    def script(r):
+        if r.kind == "controller":
+            return "<query>which values are in b?</query>" if agent == "memreread" else "STOP"
+        return "notes"
+
+    engine = ScriptedEngine(script)
+    drive(program(agent, "tree", TINY_JSON, "json", "Q?", CharTokenizer(), base_budget=14,
+                  prompts=prompts, options={"thinking": False}), engine.respond)
+    sent = [m.content for r in engine.requests for m in r.messages]
+    heads = {text.split(" ")[0] for text in UPSTREAM_LAYOUTS[agent].values()}
+    assert heads <= {s.split(" ")[0] for s in sent}  # every template was used
+    for text in sent:
+        assert "{" not in text.replace("\\boxed{}", "").replace("{\"", "").replace(
+            "{}", ""), text  # every placeholder was filled
+    assert all("Q?" in text for text in sent if text.startswith(("M-", "I-PLAN", "E-")))

@@ -1,15 +1,24 @@
-"""InfMem's retrieval index: BM25 over 500-token sub-chunks of every section.
+"""InfMem's retrieval index: BM25 over overlapping 500-token sub-chunks of every section
+(upstream's "enhanced" index, the default of its evaluation).
 
-Sub-chunks are consecutive pieces of at most 500 model tokens of each section's text,
-so every sub-chunk belongs to exactly one section: "the whole input excluding the
-current section" is every sub-chunk of the other sections. A search returns the top-k
-sub-chunks by BM25, at most 2 per section, dropping a candidate whose word set has
-Jaccard similarity >= 0.8 with one already taken (AGENTS.md, InfMem).
+Sub-chunks are windows of 500 model tokens that start every 400 tokens (100 tokens of
+overlap) inside each section and never cross a section's end, so every sub-chunk belongs
+to exactly one section: "the whole input excluding the current section" is every
+sub-chunk of the other sections.
 
-Scoring is Okapi BM25 (k1 = 1.5, b = 0.75) with the non-negative idf
-ln(1 + (N - df + 0.5) / (df + 0.5)). Words are lowercased runs of letters and digits
-(``\\w+``): upstream splits on whitespace only, which leaves a JSON or HTML record as
-a few giant words that never match a query.
+Words: the lowercased text's runs of ``[a-z0-9_]``, plus every CJK character and every
+pair of adjacent CJK characters (upstream ``tokenize_mixed``). Scoring is Okapi BM25 as
+``rank_bm25.BM25Okapi`` computes it: k1 = 1.5, b = 0.75, idf ln((N - df + 0.5) /
+(df + 0.5)), a negative idf replaced by 0.25 x the mean idf; a query word counts once
+per occurrence.
+
+A search (upstream ``bm25_retrieve_for_recurrent_chunk_enhanced``): the best
+max(40, 6 k) sub-chunks are candidates, taken best first, skipping the current section,
+a third one from the same section, and one whose word set has Jaccard similarity
+> 0.8 with one already taken; if fewer than k are taken, the rest are refilled from
+the whole ranking (current section still skipped, same text not twice; no per-section
+cap, no near-duplicate test, zero scores included). Ties go to document order (upstream
+leaves them to numpy's unstable sort).
 """
 
 from __future__ import annotations
@@ -23,34 +32,55 @@ from dataclasses import dataclass
 from treeagent.tokens import Tokenizer
 
 SUBCHUNK_TOKENS = 500
+OVERLAP_TOKENS = 100
 PER_SECTION = 2
 NEAR_DUPLICATE = 0.8
+CANDIDATES_MIN = 40
+CANDIDATES_PER_K = 6
 K1 = 1.5
 B = 0.75
+EPSILON = 0.25
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def _cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff"
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    """BM25 words of ``text`` (upstream ``tokenize_mixed``)."""
+    lower = text.lower()
+    out = _WORD.findall(lower)
+    cjk = [ch for ch in lower if _cjk(ch)]
+    out += cjk
+    out += [a + b for a, b in zip(cjk, cjk[1:])]
+    return out
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
+    """|a & b| / |a | b|, 0 for two empty sets (upstream ``_jaccard``)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
 
 
-def subchunks(text: str, tokenizer: Tokenizer, size: int = SUBCHUNK_TOKENS) -> list[str]:
-    """Consecutive pieces of ``text`` of at most ``size`` tokens (cut at token starts)."""
+def subchunks(text: str, tokenizer: Tokenizer, size: int = SUBCHUNK_TOKENS,
+              overlap: int = OVERLAP_TOKENS) -> list[str]:
+    """Windows of ``size`` tokens of ``text`` starting every ``size - overlap`` tokens
+    (cut at token starts); the last window ends at the text's end."""
     starts = tokenizer.token_starts(text)
     n = len(starts)
+    step = max(1, size - min(overlap, size - 1))
     pieces = []
-    for i in range(0, n, size):
+    i = 0
+    while i < n:
+        j = min(n, i + size)
         a = int(starts[i]) if i else 0
-        b = int(starts[i + size]) if i + size < n else len(text)
-        if text[a:b].strip():
-            pieces.append(text[a:b])
+        b = int(starts[j]) if j < n else len(text)
+        pieces.append(text[a:b])
+        if j >= n:
+            break
+        i += step
     return pieces
 
 
@@ -65,7 +95,8 @@ class Hit:
 class BM25Index:
     """BM25 over sub-chunks, each tagged with the section it comes from."""
 
-    def __init__(self, chunks: Sequence[tuple[int, str]], k1: float = K1, b: float = B) -> None:
+    def __init__(self, chunks: Sequence[tuple[int, str]], k1: float = K1, b: float = B,
+                 epsilon: float = EPSILON) -> None:
         self.sections = [s for s, _ in chunks]
         self.texts = [t for _, t in chunks]
         self.k1, self.b = k1, b
@@ -77,48 +108,63 @@ class BM25Index:
         df: Counter[str] = Counter()
         for c in self.tf:
             df.update(c.keys())
-        self.idf = {w: math.log(1 + (n - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+        self.idf = {w: math.log(n - d + 0.5) - math.log(d + 0.5) for w, d in df.items()}
+        if self.idf:
+            floor = epsilon * sum(self.idf.values()) / len(self.idf)
+            for w, v in self.idf.items():
+                if v < 0:
+                    self.idf[w] = floor
 
     @classmethod
     def from_sections(cls, texts: Sequence[str], tokenizer: Tokenizer,
-                      size: int = SUBCHUNK_TOKENS) -> BM25Index:
+                      size: int = SUBCHUNK_TOKENS, overlap: int = OVERLAP_TOKENS) -> BM25Index:
         return cls([(s, piece) for s, text in enumerate(texts)
-                    for piece in subchunks(text, tokenizer, size)])
+                    for piece in subchunks(text, tokenizer, size, overlap)])
 
     def __len__(self) -> int:
         return len(self.texts)
 
-    def scores(self, query: str) -> list[float]:
-        q = Counter(words(query))
-        out = []
-        for tf, length in zip(self.tf, self.lengths):
-            s = 0.0
-            norm = self.k1 * (1 - self.b + self.b * length / self.avg) if self.avg else self.k1
-            for w, qc in q.items():
+    def scores(self, query_words: list[str]) -> list[float]:
+        out = [0.0] * len(self.tf)
+        for w in query_words:  # every occurrence counts, as in rank_bm25
+            idf = self.idf.get(w)
+            if not idf:
+                continue
+            for i, (tf, length) in enumerate(zip(self.tf, self.lengths)):
                 f = tf.get(w)
                 if f:
-                    s += qc * self.idf[w] * f * (self.k1 + 1) / (f + norm)
-            out.append(s)
+                    norm = self.k1 * (1 - self.b + self.b * length / self.avg)
+                    out[i] += idf * f * (self.k1 + 1) / (f + norm)
         return out
 
     def search(self, query: str, top_k: int, exclude_section: int | None = None,
                per_section: int = PER_SECTION, near_duplicate: float = NEAR_DUPLICATE
                ) -> list[Hit]:
-        """Top-``top_k`` sub-chunks with a positive score, best first (ties: document
-        order), skipping ``exclude_section``, at most ``per_section`` per section and no
-        near-duplicate (Jaccard >= ``near_duplicate``) of a chunk already taken."""
-        scores = self.scores(query)
-        order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
+        """The top-``top_k`` sub-chunks for ``query`` (rules in the module docstring)."""
+        q = words(query)
+        if not q or not self.texts:
+            return []
+        scores = self.scores(q)
+        ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        candidates = ranked[: min(len(ranked), max(CANDIDATES_MIN, top_k * CANDIDATES_PER_K))]
         taken: list[Hit] = []
         per: Counter[int] = Counter()
-        for i in order:
-            if len(taken) >= top_k:
-                break
+        for i in candidates:
             section = self.sections[i]
             if section == exclude_section or per[section] >= per_section:
                 continue
-            if any(jaccard(self.sets[i], self.sets[h.chunk]) >= near_duplicate for h in taken):
+            if any(jaccard(self.sets[i], self.sets[h.chunk]) > near_duplicate for h in taken):
                 continue
             taken.append(Hit(i, section, scores[i], self.texts[i]))
             per[section] += 1
+            if len(taken) >= top_k:
+                return taken
+        texts = {h.text for h in taken}
+        for i in ranked:  # refill (upstream): the whole ranking, no cap, no dedup
+            if self.sections[i] == exclude_section or self.texts[i] in texts:
+                continue
+            taken.append(Hit(i, self.sections[i], scores[i], self.texts[i]))
+            texts.add(self.texts[i])
+            if len(taken) >= top_k:
+                break
         return taken

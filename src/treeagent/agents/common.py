@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from treeagent.agents.observation import Observation
 from treeagent.agents.templates import Prompts
 from treeagent.llm.base import Message, Request, Response, Sampling
 from treeagent.scoring import SINGLE_VALUE_TASKS, TASKS, UNORDERED_TASKS
@@ -72,13 +73,13 @@ TABLE2: dict[str, Limits] = {
 }
 
 
-_THINK_END = "</think>"
+THINK_END = "</think>"
 
 
 def strip_think(reply: str) -> str:
     """Memory after an update: the reply with ``<think>...</think>`` reasoning removed,
     i.e. the text after the last ``</think>`` (AGENTS.md), stripped."""
-    return reply.rsplit(_THINK_END, 1)[-1].strip()
+    return reply.rsplit(THINK_END, 1)[-1].strip()
 
 
 def exchange(request: Request) -> Generator[Request, Response, Response]:
@@ -114,15 +115,45 @@ def problem_text(question: str, task: str | None, prompts: Prompts) -> str:
     return f"{question.strip()}\n\n{prompts.render(instruction_name(task)).strip()}"
 
 
+@dataclass(frozen=True)
+class Thinking:
+    """Chat-template thinking of one agent's checkpoint (C.3: the released workflow).
+
+    ``enabled``: the template's ``enable_thinking`` (None: not sent, the template's
+    default). ``budget``: InfMem's two-stage thinking, see :func:`reply`."""
+
+    enabled: bool | None = None
+    budget: int | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        return {} if self.enabled is None else {"enable_thinking": self.enabled}
+
+
+THINKING: dict[str, Thinking] = {
+    "memagent": Thinking(),  # Qwen2.5 base: no thinking switch
+    "infmem": Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
+    "memreread": Thinking(False),  # upstream: enable_thinking False on every call
+    "rememr1": Thinking(),  # Qwen2.5 base
+}
+
+
 @dataclass
 class Calls:
-    """Builds chat requests that respect a request limit (see the module docstring)."""
+    """Builds chat requests that respect a request limit (see the module docstring).
+
+    A field may be an :class:`~treeagent.agents.observation.Observation`: it renders
+    into the section slot, and a cut shortens only its section text, never its path or
+    spans (6). Every cut is kept in :attr:`clips` with the index of the request it
+    belongs to (:attr:`built` counts requests; workflows yield each at once, so the
+    index is the call's index in the trace)."""
 
     prompts: Prompts
     tokenizer: Tokenizer
     request_limit: int
     overhead: int = CHAT_OVERHEAD
-    clipped: int = 0
+    thinking: Thinking = field(default_factory=Thinking)
+    built: int = 0
+    clips: list[dict[str, Any]] = field(default_factory=list)
     shrink_order: tuple[str, ...] = ("section", "memory", "retrieved", "recalled",
                                      "sub_memory", "subanswer", "history")
     _count: Callable[[str], int] = field(init=False, repr=False)
@@ -130,43 +161,122 @@ class Calls:
     def __post_init__(self) -> None:
         self._count = self.tokenizer.count
 
+    @property
+    def clipped(self) -> int:
+        return len(self.clips)
+
     def tokens(self, text: str) -> int:
         return self._count(text) + self.overhead
 
-    def request(self, template: str, kind: str, max_tokens: int, **fields: str) -> Request:
+    def request(self, template: str, kind: str, max_tokens: int, *, system: str | None = None,
+                **fields: Any) -> Request:
         """Render ``template`` with ``fields`` into a greedy, seeded request of ``kind``
-        with at most ``max_tokens`` new tokens, fitted to the request limit."""
-        prompt = self.prompts.render(template, **fields)
-        n = self.tokens(prompt)
+        with at most ``max_tokens`` new tokens, fitted to the request limit; ``system``
+        is a system message before it (InfMem's tool block), never cut."""
+        texts = {k: _slot_text(v) for k, v in fields.items()}
+        prompt = self.prompts.render(template, **_rendered(fields, texts))
+        fixed = self._count(system) if system else 0
+        n = self.tokens(prompt) + fixed
         limit = self.request_limit
         floor = min(max_tokens, MIN_NEW_TOKENS)
         if n + floor > limit:
-            prompt, n = self._shrink(template, fields, n, limit - floor)
+            prompt, n = self._shrink(template, fields, texts, n - fixed, limit - floor - fixed)
+            n += fixed
         new = max(1, min(max_tokens, limit - n))
         sampling = Sampling(max_tokens=new, temperature=0.0, top_p=1.0, seed=SEED)
-        return Request((Message("user", prompt),), sampling, kind=kind)
+        self.built += 1
+        head = (Message("system", system),) if system else ()
+        return Request((*head, Message("user", prompt)), sampling, kind=kind,
+                       template_kwargs=self.thinking.kwargs())
 
-    def _shrink(self, template: str, fields: dict[str, str], n: int, target: int
-                ) -> tuple[str, int]:
-        fields = dict(fields)
-        prompt = self.prompts.render(template, **fields)
+    def prompt_tokens(self, request: Request) -> int:
+        return self.overhead + sum(self._count(m.content) for m in request.messages)
+
+    def continuation(self, request: Request, prefix: str, max_tokens: int) -> Request:
+        """``request`` again with ``prefix`` as the start of the reply to continue."""
+        n = self.prompt_tokens(request) + self._count(prefix)
+        new = max(1, min(max_tokens, self.request_limit - n))
+        sampling = Sampling(max_tokens=new, temperature=0.0, top_p=1.0, seed=SEED)
+        self.built += 1
+        return Request((*request.messages, Message("assistant", prefix)), sampling,
+                       kind=request.kind, tools=request.tools,
+                       template_kwargs=request.template_kwargs)
+
+    def _shrink(self, template: str, fields: dict[str, Any], texts: dict[str, str], n: int,
+                target: int) -> tuple[str, int]:
+        texts = dict(texts)
+        prompt = self.prompts.render(template, **_rendered(fields, texts))
         for name in self.shrink_order:
             if n <= target:
                 break
-            original = fields.get(name)
+            original = texts.get(name)
             if not original:
                 continue
-            self.clipped += 1
-            keep = self._count(original) - (n - target) - 8
+            before = self._count(original)
+            keep = before - (n - target) - 8
             for _ in range(4):  # BPE joins at the cut can shift a count by a token or two
                 keep = max(0, keep)
-                fields[name] = self.tokenizer.truncate(original, keep).rstrip() + CUT_MARK
-                prompt = self.prompts.render(template, **fields)
+                texts[name] = self.tokenizer.truncate(original, keep).rstrip() + CUT_MARK
+                prompt = self.prompts.render(template, **_rendered(fields, texts))
                 n = self.tokens(prompt)
                 if n <= target or keep == 0:
                     break
                 keep -= n - target + 8
+            clip = {"request": self.built, "template": template, "field": name,
+                    "tokens": before, "kept": keep}
+            t = getattr(fields.get(name), "t", None)
+            if t is not None:
+                clip["t"] = t
+            self.clips.append(clip)
         return prompt, n
+
+
+def _slot_text(value: Any) -> str:
+    """The cuttable text of a field: an observation's section text, else the value."""
+    return value.section if isinstance(value, Observation) else value
+
+
+def _rendered(fields: dict[str, Any], texts: dict[str, str]) -> dict[str, str]:
+    """Field values as the template shows them: an observation rendered around its
+    (possibly cut) section text; every other value as its (possibly cut) text."""
+    return {k: v.render(texts[k]) if isinstance(v, Observation) else texts[k]
+            for k, v in fields.items()}
+
+
+def reply(calls: Calls, request: Request) -> Generator[Request, Response, str]:
+    """The reply text to ``request`` (see :func:`reply_with_calls`)."""
+    text, _ = yield from reply_with_calls(calls, request)
+    return text
+
+
+def reply_with_calls(calls: Calls, request: Request
+                     ) -> Generator[Request, Response, tuple[str, list[dict]]]:
+    """The reply text and native tool calls for ``request``, with InfMem's two-stage
+    thinking when the agent's :class:`Thinking` has a budget (upstream
+    ``call_llm_text``): stage 1 generates at most ``budget`` tokens; a stage-1 reply
+    without ``</think>`` gets a closing sentence (template ``thinking_stop``) and
+    ``</think>`` appended, and stage 2 continues that prefix with the call's own
+    budget; the reply is both stages joined. Upstream sends stage 2 even when stage 1
+    closed its reasoning and stopped (it then adds nothing but the end token): we send
+    it only when stage 1 used its whole budget."""
+    budget = calls.thinking.budget
+    if not budget or not calls.thinking.enabled:
+        response = yield from exchange(request)
+        return response.text or "", response.tool_calls
+    room = calls.request_limit - calls.prompt_tokens(request)
+    first = Request(request.messages, Sampling(max(1, min(budget, room)), 0.0, 1.0, SEED),
+                    kind=request.kind, tools=request.tools,
+                    template_kwargs=request.template_kwargs)
+    response = yield from exchange(first)
+    text = response.text or ""
+    if THINK_END not in text:
+        stop = calls.prompts.render("thinking_stop").strip()
+        text = f"{text.rstrip()}\n\n{stop}\n{THINK_END}\n\n"
+    elif response.output_tokens < first.sampling.max_tokens:
+        return text, response.tool_calls
+    second = calls.continuation(first, text, request.sampling.max_tokens)
+    rest = yield from exchange(second)
+    return (text + (rest.text or "").strip()).strip(), response.tool_calls + rest.tool_calls
 
 
 def generation_limit(limits: Limits, context_window: int | None) -> int:

@@ -37,9 +37,12 @@ class Context:
         return Reader(self.doc, self.query if query is None else query, self.tokenizer)
 
     def observed(self, label: str, obs: Observation) -> None:
-        """Record o_t of the pass ``label`` and mark section t as read."""
+        """Record o_t of the pass ``label`` and mark section t as read; the next
+        request built is the one that carries o_t (its index ties the step to its call
+        in the trace)."""
         self.read.add(obs.t)
-        self.details.setdefault("steps", []).append({"pass": label, **obs.summary()})
+        self.details.setdefault("steps", []).append(
+            {"pass": label, **obs.summary(), "request": self.calls.built})
 
     def note(self, key: str, value: Any) -> None:
         """Append ``value`` to the list ``details[key]`` (workflow actions)."""

@@ -1,42 +1,57 @@
 """InfMem (UCMP13753/InfMem): retrieval-controlled memory with early stopping.
 
-Each step t: (1) a planner call (``controller``, 1,024 new tokens) sees the question,
-the retrieval history and the memory, and either calls the tool
-``retrievesearch(query, top_k in 3..20, default 8)`` or says STOP; (2) on a call, BM25
-returns the top-k 500-token sub-chunks of the other sections, at most 2 per section,
-near-duplicates (Jaccard >= 0.8) dropped (:mod:`treeagent.agents.bm25`); (3) a write
-call (``memory``) with ``<problem>``, ``<retrieved_chunk>``, ``<recurrent_chunk>`` (the
-mode's observation o_t) and ``<memory>`` gives m_t. Three consecutive STOPs end reading
-early; then the answer call (``\\boxed{}``). Requests <= 32,768 tokens (Table 2).
+Each step t: (1) a planner call (``controller``) sees the question, the retrieval
+history and the memory, with the tool ``retrievesearch(query, top_k in 3..20, default
+8)`` described in a system message, and either calls it or says STOP; (2) each call
+searches BM25 over the other sections' sub-chunks (:mod:`treeagent.agents.bm25`);
+(3) a write call (``memory``) with ``<problem>``, ``<retrieved_chunk>``,
+``<recurrent_chunk>`` (the mode's observation o_t) and ``<memory>`` gives m_t. Three
+consecutive STOPs end reading early; then the answer call, which asks for "Therefore,
+the answer is ...". Every call thinks in two stages (:func:`common.reply`: 1,024
+thinking + 1,024 reply tokens); requests <= 32,768 tokens (Table 2).
 
-Tool protocol (portable across engines): the tool's JSON schema is described in the
-planner prompt and the reply text is parsed for a Qwen-style
-``<tool_call>{"name": "retrievesearch", "arguments": {...}}</tool_call>`` (arguments as
-an object or a JSON string; an unclosed final block is accepted). Native tool calls an
-engine returns in ``Response.tool_calls`` are used first.
+Tool protocol, as the checkpoint was trained and evaluated: Qwen-Agent's function-call
+prompt (``QwenFnCallPrompt``, English, parallel calls, function choice auto). The tool
+block (template ``infmem_tools``, one ``### name`` entry per tool: ``name: description
+Parameters: <JSON schema> <argument format>``) is the system message; the planner
+prompt is the user message; the chat template renders both (Qwen3: thinking on). A
+call in the reply is ``✿FUNCTION✿: name`` then ``✿ARGS✿: {json}``, ending at the next
+marker (``✿RESULT✿``, ``✿RETURN✿``, ``✿FUNCTION✿``) or the end of the reply.
 
-Upstream rules we keep: reasoning (text up to the last ``</think>``) is dropped before
-parsing; a reply containing the word STOP is a STOP even if it also holds a call; a call
-with unreadable arguments searches for the question with top_k 8; a reply with neither
-a call nor STOP ("malformed") makes no search and restarts the STOP count at 1 (upstream
-resets the count on any non-STOP reply, then counts a reply without a call); a step
-without a search writes with an empty ``<retrieved_chunk>``; the answer comes right
-after the third consecutive STOP, without a write for that step.
+Reply rules, as upstream parses them: a reply holding "STOP" anywhere (reasoning
+included) is a STOP; else every ✿FUNCTION✿ call counts (arguments cut after their last
+``}``); a reply in another protocol is read too: OpenAI ``tool_calls`` a server returned,
+then Qwen's ``<tool_call>{json}</tool_call>`` (arguments an object or a JSON string).
+Each ``retrievesearch`` call searches (the written block shows the last one's chunks);
+unreadable arguments search for the question with top_k 8; a query that is not text
+or is blank searches for the question; top_k is clamped to 3..20. A call of another
+tool is a call but searches nothing. A reply with neither STOP nor a call restarts the
+STOP count at 1 (upstream resets it on any non-STOP reply, then counts a reply without
+a call); a step without a search writes with an empty ``<retrieved_chunk>``; the answer
+comes right after the third consecutive STOP, without a write for that step. The
+memory is the write reply after its last ``</think>``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from treeagent.agents.bm25 import BM25Index, Hit
-from treeagent.agents.common import NO_MEMORY, TABLE2, Program, ask, exchange, strip_think
+from treeagent.agents.common import (
+    NO_MEMORY,
+    TABLE2,
+    Program,
+    reply,
+    reply_with_calls,
+    strip_think,
+)
 from treeagent.agents.context import Context
 
 NAME = "infmem"
 LIMITS = TABLE2[NAME]
-TEMPLATES = ("infmem_plan", "infmem_write", "infmem_answer")
+TEMPLATES = ("infmem_tools", "infmem_plan", "infmem_write", "infmem_answer")
 TOOL_NAME = "retrievesearch"
 TOP_K_DEFAULT, TOP_K_MIN, TOP_K_MAX = 8, 3, 20
 EARLY_STOP = 3
@@ -59,22 +74,48 @@ TOOL = {
         },
     },
 }
+ARGS_FORMAT = "The arguments are one JSON object."
 
-_STOP = re.compile(r"\bSTOP\b")
-_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+FN_NAME, FN_ARGS, FN_RESULT, FN_EXIT = "✿FUNCTION✿", "✿ARGS✿", "✿RESULT✿", "✿RETURN✿"
+_FN_CALL = re.compile(
+    rf"{FN_NAME}:\s*([^\n]+)\s*{FN_ARGS}:\s*([^✿]+?)(?={FN_RESULT}|{FN_EXIT}|{FN_NAME}|$)",
+    re.S,
+)
+_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
 _DECODER = json.JSONDecoder()
+
+
+def tool_description(tool: dict) -> str:
+    """One tool's entry in the function-call system prompt (Qwen-Agent's layout)."""
+    fn = tool.get("function", tool)
+    params = json.dumps(fn["parameters"], ensure_ascii=False)
+    return f"### {fn['name']}\n\n{fn['name']}: {fn['description']} Parameters: {params} {ARGS_FORMAT}"
+
+
+def tool_system(ctx: Context, tools: list[dict]) -> str:
+    names = ",".join(t.get("function", t)["name"] for t in tools)
+    return ctx.prompts.render("infmem_tools", tools="\n\n".join(map(tool_description, tools)),
+                              tool_names=names).strip()
+
+
+@dataclass(frozen=True)
+class Search:
+    query: str  # as searched
+    top_k: int  # clamped to 3..20
+    asked: object = None  # the query as the model wrote it (history shows this)
+    asked_k: object = TOP_K_DEFAULT  # top_k as written
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A planner decision: ``search`` (with query, top_k), ``stop`` or ``none``."""
+    """A planner decision: ``stop``, ``call`` (``searches`` may be empty when only other
+    tools were called) or ``none`` (neither)."""
 
     action: str
-    query: str | None = None
-    top_k: int = TOP_K_DEFAULT
+    searches: tuple[Search, ...] = field(default=())
 
 
-def _top_k(value: object) -> int:
+def _clamp(value: object) -> int:
     try:
         k = int(value)  # type: ignore[call-overload]
     except (TypeError, ValueError):
@@ -82,61 +123,76 @@ def _top_k(value: object) -> int:
     return max(TOP_K_MIN, min(TOP_K_MAX, k))
 
 
-def _arguments(raw: object) -> dict | None:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
+def _normalize(query: object, fallback: str) -> str:
+    if not isinstance(query, str):
+        return fallback
+    return re.sub(r"\s+", " ", query).strip() or fallback
+
+
+def _search(raw_args: object, question: str) -> Search:
+    """A search from a call's arguments (a JSON string or an object)."""
+    args = raw_args
+    if isinstance(raw_args, str):
         try:
-            value = json.loads(raw)
+            args = json.loads(raw_args)
         except json.JSONDecodeError:
-            return None
-        return value if isinstance(value, dict) else None
-    return None
+            args = None
+    if not isinstance(args, dict):  # upstream: unreadable -> the question, top_k 8
+        return Search(question, TOP_K_DEFAULT, question, TOP_K_DEFAULT)
+    asked, asked_k = args.get("query", question), args.get("top_k", TOP_K_DEFAULT)
+    return Search(_normalize(asked, question), _clamp(asked_k), asked, asked_k)
 
 
-def _search(call: dict, question: str) -> Plan | None:
-    """A search plan from one call object, or None if it is not our tool."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else call
-    if function.get("name") != TOOL_NAME:
-        return None
-    args = _arguments(function.get("arguments", function.get("parameters")))
-    if args is None:  # upstream: unreadable arguments search for the question
-        return Plan("search", question, TOP_K_DEFAULT)
-    query = args.get("query")
-    query = query.strip() if isinstance(query, str) and query.strip() else question
-    return Plan("search", query, _top_k(args.get("top_k", TOP_K_DEFAULT)))
+def _trim_args(args: str) -> str:
+    """Arguments cut after their last ``}`` (Qwen-Agent drops trailing comments)."""
+    args = args.strip()
+    if args.startswith("{") and (k := args.rfind("}")) > 0:
+        return args[: k + 1]
+    return args
 
 
-def parse_plan(text: str, question: str, tool_calls: list[dict] | None = None) -> Plan:
-    """The planner's decision from its reply (rules in the module docstring)."""
-    body = strip_think(text)
-    if _STOP.search(body):
-        return Plan("stop")
+def _calls(text: str, tool_calls: list[dict] | None) -> list[tuple[str, object]]:
+    """(name, raw arguments) of every call in a reply, in the first protocol found."""
+    found = [(m.group(1).strip(), _trim_args(m.group(2))) for m in _FN_CALL.finditer(text)]
+    if found:
+        return found
     for call in tool_calls or ():
-        plan = _search(call, question) if isinstance(call, dict) else None
-        if plan is not None:
-            return plan
-    for m in _CALL.finditer(body):
+        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        if isinstance(fn, dict) and fn.get("name"):
+            found.append((fn["name"], fn.get("arguments", fn.get("parameters"))))
+    if found:
+        return found
+    for m in _TOOL_CALL.finditer(strip_think(text)):
         try:
             value, _ = _DECODER.raw_decode(m.group(1))
         except json.JSONDecodeError:
             continue
-        plan = _search(value, question) if isinstance(value, dict) else None
-        if plan is not None:
-            return plan
-    return Plan("none")
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            found.append((value["name"], value.get("arguments", value.get("parameters"))))
+    return found
+
+
+def parse_plan(text: str, question: str, tool_calls: list[dict] | None = None) -> Plan:
+    """The planner's decision from its whole reply (rules in the module docstring)."""
+    if "STOP" in text:
+        return Plan("stop")
+    calls = _calls(text, tool_calls)
+    if not calls:
+        return Plan("none")
+    return Plan("call", tuple(_search(args, question) for name, args in calls
+                              if name == TOOL_NAME))
 
 
 def render_hits(hits: list[Hit]) -> str:
-    return "\n\n".join(f"[Passage {i}] {h.text.strip()}" for i, h in enumerate(hits, 1))
+    return "\n\n".join(f"[Retrieved #{i}] {h.text}" for i, h in enumerate(hits, 1))
 
 
-def render_history(searches: list[Plan], t: int, total: int) -> str:
-    lines = [f"Reading step {t + 1} of at most {total}."]
-    if not searches:
-        lines.append("No searches yet.")
-    lines += [f"Search {i}: query={p.query!r}, top_k={p.top_k}"
-              for i, p in enumerate(searches, 1)]
+def render_history(searches: list[Search], t: int, total: int) -> str:
+    """The planner's retrieval history (upstream's layout: the step line, then one
+    line per earlier search with the query and top_k as the model wrote them)."""
+    lines = [f"Current retrieval step: {t + 1}  Maximum allowed retrieval steps: {total}"]
+    lines += [f"Step {i}: query={s.asked!r}, top_k={s.asked_k!r}"
+              for i, s in enumerate(searches, 1)]
     return "\n".join(lines)
 
 
@@ -146,41 +202,39 @@ def run(ctx: Context) -> Program:
     controller = limits.controller or limits.memory
     index = BM25Index.from_sections([doc.text(t) for t in range(len(doc))], ctx.tokenizer)
     reader = ctx.reader()
-    tool = json.dumps(TOOL, ensure_ascii=False)
+    system = tool_system(ctx, [TOOL])
     memory = NO_MEMORY
-    searches: list[Plan] = []
+    searches: list[Search] = []
     stops = 0
     for t in range(len(doc)):
-        plan_request = calls.request(
-            "infmem_plan", "controller", controller, question=ctx.problem,
-            history=render_history(searches, t, len(doc)), memory=memory, tool=tool,
-        )
-        response = yield from exchange(plan_request)
-        plan = parse_plan(response.text or "", ctx.query, response.tool_calls)
-        ctx.note("plans", {"t": t, "action": plan.action, "query": plan.query,
-                           "top_k": plan.top_k if plan.action == "search" else None})
+        history = render_history(searches, t, len(doc))
+        plan_request = calls.request("infmem_plan", "controller", controller, system=system,
+                                     question=ctx.problem, history=history, memory=memory)
+        text, native = yield from reply_with_calls(calls, plan_request)
+        plan = parse_plan(text, ctx.query, native)
+        ctx.note("plans", {"t": t, "action": plan.action,
+                           "searches": [[s.query, s.top_k] for s in plan.searches]})
         if plan.action != "stop":
             stops = 0
-        if plan.action != "search":
+        if plan.action != "call":
             stops += 1
             if stops >= EARLY_STOP:
                 ctx.details["early_stop"] = t
                 break
         hits: list[Hit] = []
-        if plan.action == "search":
-            searches.append(plan)
-            hits = index.search(plan.query or ctx.query, plan.top_k, exclude_section=t)
+        for search in plan.searches:  # upstream shows the last search's chunks
+            searches.append(search)
+            hits = index.search(search.query, search.top_k, exclude_section=t)
             ctx.note("retrieved", {"t": t, "chunks": [h.chunk for h in hits]})
         obs = reader.observe(t)
         ctx.observed("read", obs)
-        write = calls.request(
-            "infmem_write", "memory", limits.memory, question=ctx.problem,
-            retrieved=render_hits(hits), section=obs.render(), memory=memory,
-            history=render_history(searches, t, len(doc)),
-        )
-        memory = strip_think((yield from ask(write)))
+        write = calls.request("infmem_write", "memory", limits.memory, question=ctx.problem,
+                              retrieved=render_hits(hits), section=obs, memory=memory,
+                              history=history)
+        memory = strip_think((yield from reply(calls, write)))
         reader.save(t, memory)
     answer = calls.request(
         "infmem_answer", "answer", limits.answer, question=ctx.problem, memory=memory
     )
-    return (yield from ask(answer))
+    return (yield from reply(calls, answer))
+

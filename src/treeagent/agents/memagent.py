@@ -40,7 +40,7 @@ def read_pass(
         ctx.observed(label, obs)
         request = ctx.calls.request(
             template, "memory", ctx.limits.memory,
-            question=problem, memory=memory, section=obs.render(),
+            question=problem, memory=memory, section=obs,
         )
         memory = strip_think((yield from ask(request)))
         reader.save(t, memory)

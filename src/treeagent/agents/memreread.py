@@ -18,14 +18,24 @@ As upstream, the root is a node of the budget: the counter starts at 1 and each
 decompose attempt takes a node first, so width 4 with node budget 4 asks at most three
 sub-questions (the fourth attempt finds the budget spent and makes no call). Only
 depth 1 exists at the evaluated setting, so re-reads do not decompose further.
-Malformed replies: the first non-empty ``<query>`` block counts, text outside it is
-ignored; a reply without one means "the memory suffices". Memories and sub-answers are
-replies after their last ``</think>``.
+
+Tag contract (upstream): the integrate call wraps a claim found both in the memory and
+in the sub-answer in ``<confirmed>...</confirmed>`` and keeps earlier confirmed
+segments verbatim; the decompose call never asks about confirmed facts. The decompose
+reply's query is upstream's greedy ``<query>(.+)</query>`` (first opening tag to last
+closing tag, across lines), outer braces and spaces stripped; one of 5 characters or
+fewer, or none, means "the memory suffices". The query history shows each answered
+sub-question as ``<query>q</query> <result>a</result>`` ("NO HISTORY" when empty); the
+stack of questions above the node is "EMPTY" at the root. Thinking is off on every
+call (``enable_thinking`` false, as upstream); memories and sub-answers are the replies
+after their last ``</think>``.
 """
 
 from __future__ import annotations
 
-from treeagent.agents.common import TABLE2, Program, ask, strip_think, tag_blocks
+import re
+
+from treeagent.agents.common import TABLE2, Program, ask, strip_think
 from treeagent.agents.context import Context
 from treeagent.agents.memagent import read_pass
 
@@ -35,21 +45,26 @@ TEMPLATES = ("memreread_memory", "memreread_decompose", "memreread_subanswer",
              "memreread_integrate", "memreread_answer")
 WIDTH = 4
 NODE_BUDGET = 4
-NO_SUBQUESTIONS = "None yet."
+NO_HISTORY = "NO HISTORY"
+EMPTY_STACK = "EMPTY"
+MIN_QUERY_CHARS = 6
+
+_QUERY = re.compile(r"<query>(.+)</query>", re.S)
 
 
 def parse_query(reply: str) -> str | None:
-    """The sub-question of a decompose reply: the first non-empty ``<query>`` block."""
-    for block in tag_blocks(strip_think(reply), "query"):
-        if block:
-            return block
-    return None
+    """The sub-question of a decompose reply, or None (rules in the module docstring)."""
+    m = _QUERY.search(strip_think(reply))
+    if m is None:
+        return None
+    query = m.group(1).lstrip("{").rstrip("}").strip()
+    return query if len(query) >= MIN_QUERY_CHARS else None
 
 
 def render_asked(asked: list[tuple[str, str]]) -> str:
     if not asked:
-        return NO_SUBQUESTIONS
-    return "\n".join(f"Q{i}: {q}\nA{i}: {a}" for i, (q, a) in enumerate(asked, 1))
+        return NO_HISTORY
+    return "\n".join(f"<query>{q}</query> <result>{a}</result>" for q, a in asked)
 
 
 def run(ctx: Context) -> Program:
@@ -68,6 +83,7 @@ def run(ctx: Context) -> Program:
         decompose = calls.request(
             "memreread_decompose", "controller", controller,
             question=ctx.problem, memory=memory, history=render_asked(asked),
+            stack=EMPTY_STACK,
         )
         sub = parse_query((yield from ask(decompose)))
         ctx.note("subquestions", sub)

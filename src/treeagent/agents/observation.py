@@ -121,9 +121,10 @@ class Observation:
     links: tuple[int, ...] = ()  # L_t
     retrieved: tuple[Retrieved, ...] = ()  # r_t
 
-    def render(self) -> str:
-        """The text of the agent's section slot (layout in the module docstring)."""
-        blocks = [self.section]
+    def render(self, section: str | None = None) -> str:
+        """The text of the agent's section slot (layout in the module docstring);
+        ``section`` replaces s_t's text (a cut to fit the request limit keeps a_t, r_t)."""
+        blocks = [self.section if section is None else section]
         if self.path is not None:
             blocks.append(PATH_LABEL + self.path)
         if self.retrieved:
@@ -131,12 +132,14 @@ class Observation:
         return "\n\n".join(blocks)
 
     def summary(self) -> dict:
-        """What a trace records about o_t: index, path, L_t and the spans' origins."""
+        """What a trace records about o_t: index, path, L_t and each span with its
+        source state and order (an auditor can rebuild the slot from these and s_t)."""
         return {
             "t": self.t,
             "path": self.path,
             "links": list(self.links),
-            "spans": [[r.source, r.order] for r in self.retrieved],
+            "spans": [{"source": r.source, "order": r.order, "text": r.text}
+                      for r in self.retrieved],
         }
 
 

@@ -5,8 +5,8 @@ was recalled."), ``<memory>`` m_{t-1} and ``<section>`` (the mode's observation 
 The reply should hold ``<thinking>...</thinking>``, exactly one ``<update>...</update>``
 and optionally one ``<recall>query</recall>``. m_t is the reply (after its last
 ``</think>``) with the recall block removed. A recall query retrieves the single best
-past memory by TF-IDF cosine over the model tokenizer's tokens
-(:func:`best_memory`); it fills the next step's ``<recalled_memory>`` and, after the
+past memory by TF-IDF cosine over the model tokenizer's tokens with the space marker
+stripped (:func:`words`, :func:`best_memory`); it fills the next step's ``<recalled_memory>`` and, after the
 last section, the final prompt's. Limits: 2,048 new tokens per memory and answer call,
 requests <= 40,960 (Table 2).
 
@@ -17,8 +17,9 @@ has just written). The initial "No previous memory" is not a past memory.
 
 Malformed replies (no ``<thinking>``, zero or several ``<update>`` blocks) are kept as
 upstream's evaluation keeps them: the memory is still the reply minus the recall block;
-we count them in ``details["malformed"]``. The first ``<recall>`` block is the query; an
-empty one recalls nothing.
+we count them in ``details["malformed"]``. The recall query is upstream's greedy
+one-line ``<recall>(.+)</recall>``; an empty tag, or a query spread over lines, recalls
+nothing.
 """
 
 from __future__ import annotations
@@ -40,23 +41,35 @@ NO_RECALL = "No memory was recalled."
 _RECALL = re.compile(r"<recall>.*?</recall>", re.S)
 
 
-def _vector(counts: Counter[int], idf: dict[int, float]) -> dict[int, float]:
+def words(text: str, tokenizer: Tokenizer) -> list[str]:
+    """Recall-retrieval terms: the model tokenizer's tokens of the lowercased text with
+    the space marker removed (upstream ``tokenize`` then ``replace('Ġ', '')``), so
+    " temperature" and "temperature" are one term. A token's term is its text with
+    spaces removed (byte-level BPE spells a space as Ġ, so this is the same term set;
+    a token that ends inside a multi-byte character joins the next one)."""
+    lower = text.lower()
+    starts = [int(i) for i in tokenizer.token_starts(lower)]
+    ends = starts[1:] + [len(lower)]
+    return [lower[a:b].replace(" ", "") for a, b in zip(starts, ends) if b > a]
+
+
+def _vector(counts: Counter[str], idf: dict[str, float]) -> dict[str, float]:
     vec = {w: c * idf[w] for w, c in counts.items() if w in idf}
     norm = math.sqrt(sum(v * v for v in vec.values()))
     return {w: v / norm for w, v in vec.items()} if norm else {}
 
 
 def tfidf_scores(query: str, memories: Sequence[str], tokenizer: Tokenizer) -> list[float]:
-    """Cosine of the query with each memory under TF-IDF over model tokens of the
-    lowercased texts, fitted on ``memories`` (raw counts, smoothed idf
-    ln((1 + n) / (1 + df)) + 1, l2 norm: scikit-learn's defaults, as upstream)."""
-    docs = [Counter(tokenizer.encode(m.lower())) for m in memories]
+    """Cosine of the query with each memory under TF-IDF over :func:`words`, fitted
+    on ``memories`` (raw counts, smoothed idf ln((1 + n) / (1 + df)) + 1, l2 norm:
+    scikit-learn's ``TfidfVectorizer`` defaults, as upstream)."""
+    docs = [Counter(words(m, tokenizer)) for m in memories]
     n = len(docs)
-    df: Counter[int] = Counter()
+    df: Counter[str] = Counter()
     for d in docs:
         df.update(d.keys())
     idf = {w: math.log((1 + n) / (1 + k)) + 1 for w, k in df.items()}
-    q = _vector(Counter(tokenizer.encode(query.lower())), idf)
+    q = _vector(Counter(words(query, tokenizer)), idf)
     out = []
     for d in docs:
         v = _vector(d, idf)
@@ -67,17 +80,22 @@ def tfidf_scores(query: str, memories: Sequence[str], tokenizer: Tokenizer) -> l
 def best_memory(query: str, memories: Sequence[str], tokenizer: Tokenizer) -> int | None:
     """Index of the top-1 memory (upstream always returns one; ties go to the latest
     memory, as upstream's reversed argsort does); None when there is none."""
-    if not memories or not query.strip():
+    if not memories or not query:
         return None
     scores = tfidf_scores(query, memories, tokenizer)
     return max(range(len(scores)), key=lambda i: (scores[i], i))
 
 
+_RECALL_QUERY = re.compile(r"<recall>(.+)</recall>")
+
+
 def parse_reply(reply: str) -> tuple[str, str | None, bool]:
-    """(m_t, recall query or None, well-formed?) of one memory reply."""
+    """(m_t, recall query or None, well-formed?) of one memory reply. The query is
+    upstream's greedy one-line ``<recall>(.+)</recall>``; the memory is the reply with
+    every ``<recall>...</recall>`` block removed."""
     body = strip_think(reply)
-    recalls = tag_blocks(body, "recall")
-    query = recalls[0] if recalls and recalls[0] else None
+    m = _RECALL_QUERY.search(body)
+    query = m.group(1) if m else None
     memory = _RECALL.sub("", body).strip()
     well_formed = len(tag_blocks(body, "update")) == 1 and bool(tag_blocks(body, "thinking"))
     return memory, query, well_formed
@@ -95,7 +113,7 @@ def run(ctx: Context) -> Program:
         ctx.observed("read", obs)
         request = calls.request(
             "rememr1_memory", "memory", limits.memory, question=ctx.problem,
-            recalled=recalled, memory=memory, section=obs.render(),
+            recalled=recalled, memory=memory, section=obs,
         )
         memory, query, ok = parse_reply((yield from ask(request)))
         malformed += not ok

@@ -18,9 +18,11 @@ from typing import Any
 
 from treeagent.agents import infmem, memagent, memreread, rememr1
 from treeagent.agents.common import (
+    THINKING,
     Calls,
     Limits,
     Program,
+    Thinking,
     Unavailable,
     generation_limit,
     problem_text,
@@ -37,8 +39,11 @@ WORKFLOWS: dict[str, ModuleType] = {
     m.NAME: m for m in (memagent, infmem, memreread, rememr1)
 }
 AGENTS = tuple(WORKFLOWS)
-OPTIONS = frozenset({"max_new_tokens", "width", "node_budget"})
-"""Workflow options a program accepts (MemReread: ``width``, ``node_budget``)."""
+OPTIONS = frozenset({"max_new_tokens", "width", "node_budget", "thinking", "thinking_budget"})
+"""Workflow options a program accepts (MemReread: ``width``, ``node_budget``; every
+agent: ``thinking`` true/false/null overrides the checkpoint's ``enable_thinking``,
+``thinking_budget`` InfMem's stage-1 budget, 0 or null for one stage; see
+:data:`treeagent.agents.common.THINKING`)."""
 
 
 @dataclass
@@ -85,6 +90,8 @@ class Meter:
             return
         self.trace.append({
             "call": self.calls - 1, "kind": request.kind, "prompt_sha256": prompt_hash(request),
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "template_kwargs": dict(request.template_kwargs),
             "max_tokens": request.sampling.max_tokens, "reply": r.text,
             "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
             "latency": r.latency, "cached": r.cached, "error": r.error,
@@ -103,6 +110,34 @@ class Meter:
                 request = gen.send(response)
             except StopIteration as stop:
                 return stop.value
+
+
+def thinking(agent: str, options: dict[str, Any]) -> Thinking:
+    """The agent's :class:`Thinking` with the ``thinking``/``thinking_budget`` options."""
+    base = THINKING[agent]
+    enabled = options["thinking"] if "thinking" in options else base.enabled
+    budget = options["thinking_budget"] if "thinking_budget" in options else base.budget
+    if enabled is not None and not isinstance(enabled, bool):
+        raise ValueError(f"option thinking must be true, false or null, not {enabled!r}")
+    cap = options.get("max_new_tokens")
+    if budget and cap:
+        budget = min(int(budget), int(cap))
+    return Thinking(enabled, int(budget) if budget else None)
+
+
+def audit(trace: list[dict[str, Any]], steps: list[dict[str, Any]],
+          clips: list[dict[str, Any]]) -> None:
+    """Attach to each call of ``trace`` the reading step it carried (section index,
+    path, link sources, spans with their sources) and the cuts made to fit it (6)."""
+    for step in steps:
+        i = step.get("request")
+        if i is not None and 0 <= i < len(trace):
+            trace[i]["step"] = {k: v for k, v in step.items() if k != "request"}
+    for clip in clips:
+        i = clip["request"]
+        if 0 <= i < len(trace):
+            trace[i].setdefault("clipped", []).append(
+                {k: v for k, v in clip.items() if k != "request"})
 
 
 def capped(limits: Limits, max_new_tokens: int | None) -> Limits:
@@ -149,6 +184,7 @@ def program(
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(unknown)} "
                          f"(known: {', '.join(sorted(OPTIONS))})")
+    thinking(agent, dict(options or {}))  # checks the thinking options now
     prompts = prompts if isinstance(prompts, Prompts) else Prompts(prompts)
     problem = problem_text(question, task, prompts)  # checks the task name now
     return _run(agent, method, document, fmt, question, problem, tokenizer, base_budget,
@@ -163,7 +199,8 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
     workflow = WORKFLOWS[agent]
     doc = prepare(document, fmt, tokenizer, method, base_budget)
     limits = capped(workflow.LIMITS, options.get("max_new_tokens"))
-    calls = Calls(prompts, tokenizer, generation_limit(limits, context_window))
+    calls = Calls(prompts, tokenizer, generation_limit(limits, context_window),
+                  thinking=thinking(agent, options))
     ctx = Context(doc, problem, question.strip(), prompts, calls, limits, tokenizer, options)
     ctx.details.update({"links": doc.links, "request_limit": calls.request_limit})
     prediction: str | None
@@ -173,6 +210,8 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
     except Unavailable as exc:
         prediction, error = None, str(exc)
     ctx.details["clipped"] = calls.clipped
+    ctx.details["clips"] = calls.clips
+    audit(meter.trace, ctx.details.get("steps", []), calls.clips)
     return Result(
         agent=agent, method=method, prediction=prediction, sections=len(ctx.read),
         total_sections=len(doc), flat_sections=doc.flat_count, budget=doc.budget,

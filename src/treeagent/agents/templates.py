@@ -27,17 +27,23 @@ from pathlib import Path
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 ALIASES: dict[str, str] = {
-    "prompt": "question",
+    "prompt": "question",  # MemAgent, InfMem, ReMemR1
     "problem": "question",
-    "chunk": "section",
+    "chunk": "section",  # MemAgent, InfMem, MemReread, ReMemR1
     "recurrent_chunk": "section",
-    "recalled_memory": "recalled",
-    "retrieve": "retrieved",
-    "retrieval_history": "history",
+    "recalled_memory": "recalled",  # ReMemR1
+    "retrieve": "retrieved",  # InfMem
+    "retrieval_history": "history",  # InfMem
+    "decomposed_history": "history",  # MemReread
+    "decomposition_stack": "stack",  # MemReread
+    "submemory": "sub_memory",  # MemReread
+    "answer": "subanswer",  # MemReread's integrate template
     "sub_question": "subquestion",
     "sub_answer": "subanswer",
+    "tool_descs": "tools",  # Qwen-Agent's function-call system prompt
 }
-"""Upstream placeholder names accepted as synonyms of ours."""
+"""Upstream placeholder names accepted as synonyms of ours (each template set of the
+four public workflows loads with ``--prompts``; tests/test_agents_templates.py)."""
 
 
 @dataclass(frozen=True)
@@ -56,12 +62,13 @@ SPECS: dict[str, Spec] = {
     "memagent_memory": Spec(("question", "memory", "section")),
     "memagent_answer": Spec(("question", "memory")),
     # InfMem
-    "infmem_plan": Spec(("question", "history", "memory"), ("tool",)),
+    "infmem_plan": Spec(("question", "history", "memory")),
+    "infmem_tools": Spec(("tools",), ("tool_names",)),  # the planner's system message
     "infmem_write": Spec(("question", "retrieved", "section", "memory"), ("history",)),
     "infmem_answer": Spec(("question", "memory")),
     # MemReread
     "memreread_memory": Spec(("question", "memory", "section")),
-    "memreread_decompose": Spec(("question", "memory"), ("history",)),
+    "memreread_decompose": Spec(("question", "memory"), ("history", "stack")),
     "memreread_subanswer": Spec(("question", "memory")),
     "memreread_integrate": Spec(
         ("question", "memory", "subquestion", "subanswer"), ("sub_memory",)
@@ -70,6 +77,8 @@ SPECS: dict[str, Spec] = {
     # ReMemR1
     "rememr1_memory": Spec(("question", "recalled", "memory", "section")),
     "rememr1_answer": Spec(("question", "memory"), ("recalled",)),
+    # InfMem's two-stage thinking: the sentence that closes a reasoning cut at its budget
+    "thinking_stop": Spec(()),
 }
 
 
