@@ -21,7 +21,8 @@ delivers (issue 21 goal on a GPU: >= 0.70).
     # a GPU host, transformers on CUDA (docs/pipeline.md, "The paper preset on a GPU host"):
     PYTHONPATH=src python benchmarks/engines.py --device cuda --model PATH/SmolLM2-135M-Instruct.Q4_1.gguf
     # a served model:
-    python benchmarks/engines.py --engine openai --model NAME --base-url http://h:8000/v1
+    python benchmarks/engines.py --engine openai --model NAME --base-url http://h:8000/v1 \
+        --tokenizer LOCAL_FOLDER
 """
 
 from __future__ import annotations
@@ -165,6 +166,8 @@ def main() -> None:
     p.add_argument("--max-batch", type=int, default=None)
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--base-url", nargs="+", dest="base_urls", help="openai: endpoint(s)")
+    p.add_argument("--tokenizer", help="openai/vllm: a local model folder or .gguf whose "
+                   "tokenizer sizes the prompts (default: --model)")
     p.add_argument("--programs", type=int, default=64)
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--prompt-tokens", type=int, default=3000)
@@ -193,7 +196,7 @@ def main() -> None:
     else:
         from treeagent.llm.models import load_tokenizer, resolve_model
 
-        tokenizer = load_tokenizer(resolve_model(args.model))
+        tokenizer = load_tokenizer(resolve_model(args.tokenizer or args.model))
     work = Workload(tokenizer, args.prompt_tokens, args.new_tokens, total)
     batch = int(getattr(engine, "max_batch", 1) or 1)
     concurrency = args.concurrency or (2 * batch if batch > 1 else 256)
