@@ -69,9 +69,21 @@ def package_version() -> str:
         return __version__
 
 
+class _Version(argparse.Action):
+    """``--version``: looked up only when asked (the metadata scan costs ~0.2 s)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the installed version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"treeagent {package_version()}")
+        parser.exit()
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="treeagent", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"treeagent {package_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=Parser)
     for name in _COMMAND_MODULES:
