@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+import json5
+
 _MISSING = object()
 _WRAPPED = re.compile(r"entry_\d{4}\Z")
 _NUM = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\Z")
@@ -258,8 +260,8 @@ def read_context(fmt: str, text: str) -> Reading:
 
 
 def _read_js(text: str) -> Reading:
-    """Top-level statements found by tree-sitter; each bound value read by json5."""
-    import json5
+    """Top-level statements found by tree-sitter; each bound value read by json5 (or,
+    for JavaScript beyond JSON5 such as template literals, from its syntax tree)."""
     import tree_sitter_javascript
     from tree_sitter import Language, Parser
 
@@ -304,10 +306,50 @@ def _read_js(text: str) -> Reading:
             name = "@literal"
         try:
             units.append((name, json5.loads(src(value))))
-        except Exception as exc:  # noqa: BLE001
-            errors[len(units)] = f"json5 cannot read {name!r}: {str(exc)[:80]}"
-            units.append((name, _MISSING))
+        except Exception:  # noqa: BLE001 - JS beyond JSON5: template literals ...
+            try:
+                units.append((name, _literal(value, src)))
+            except Unconfirmed as exc:
+                errors[len(units)] = f"cannot read {name!r}: {exc}"
+                units.append((name, _MISSING))
     return Reading("javascript", units, errors)
+
+
+def _literal(node: Any, src: Any) -> Any:
+    """A static JS literal from its tree-sitter node (objects, arrays, strings, template
+    literals without substitutions, numbers, signs, true/false/null); anything else
+    is not a value a reader can state."""
+    t = node.type
+    if t == "parenthesized_expression":
+        return _literal(node.named_children[0], src)
+    if t == "object":
+        out = {}
+        for pair in node.named_children:
+            if pair.type == "comment":
+                continue
+            if pair.type != "pair":
+                raise Unconfirmed(f"{pair.type} in an object")
+            k = pair.child_by_field_name("key")
+            key = _literal(k, src) if k.type in ("string", "number") else src(k)
+            out[str(key)] = _literal(pair.child_by_field_name("value"), src)
+        return out
+    if t == "array":
+        return [_literal(c, src) for c in node.named_children if c.type != "comment"]
+    if t in ("string", "template_string"):
+        if any(c.type == "template_substitution" for c in node.named_children):
+            raise Unconfirmed("a template literal with substitutions")
+        body = src(node)[1:-1]
+        return json5.loads('"' + body.replace('"', '\\"').replace("\n", "\\n") + '"') \
+            if t == "template_string" else json5.loads(src(node))
+    if t == "number":
+        return json5.loads(src(node))
+    if t in ("true", "false", "null"):
+        return {"true": True, "false": False, "null": None}[t]
+    if t == "unary_expression" and src(node)[:1] in "-+":
+        v = _literal(node.named_children[0], src)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return -v if src(node)[0] == "-" else v
+    raise Unconfirmed(f"{t} is not a static value")
 
 
 # ------------------------------------------------------------------ scope
@@ -344,14 +386,14 @@ def records_in(reading: Reading, unit_sources: Sequence[str], sources: Sequence[
     for i, (unit, src) in enumerate(zip(reading.units, unit_sources)):
         if src not in sources:
             continue
-        if i in reading.errors:
-            raise Unconfirmed(reading.errors[i])
         for sel in selects:
             if reading.format == "html":
                 out += _html_records(unit, sel)
             elif reading.format == "javascript":
                 name, value = unit
                 if sel and sel[0] == name:
+                    if i in reading.errors:  # a unit in scope the reader cannot read
+                        raise Unconfirmed(reading.errors[i])
                     out += _select(value, sel[1:])
             else:
                 out += _select(unit, sel)
