@@ -63,3 +63,66 @@ def test_a_rerun_is_served_from_the_cache(tmp_path):
     assert [r["prediction"] for r in again] == [r["prediction"] for r in rows]
     with CallCache(cache) as store:
         assert len(store) == 12
+
+
+def test_overflow_cuts_the_section_text_never_path_or_spans_and_is_counted(tmp_path):
+    """A TreeAgent prompt over the request limit loses the end of s_t; a_t and r_t stay
+    whole; the cut is in the row, the details and the trace line of that call."""
+    from helpers import CharTokenizer
+    from test_agents_double import TINY_JSON
+    from treeagent.agents import drive, program
+    from treeagent.agents.common import CHAT_OVERHEAD, CUT_MARK
+
+    def script(r):
+        return {0: "x is alpha.", 1: "y is beta.", 2: "b holds 10, 20, 30."}.get(
+            sum(q.kind == "memory" for q in engine.requests) - 1, "\\boxed{30}")
+
+    engine = ScriptedEngine(script)
+    whole = drive(program("memagent", "treeagent", TINY_JSON, "json", "beta values?",
+                          CharTokenizer(), base_budget=14, options={"max_new_tokens": 4}),
+                  engine.respond)
+    assert whole.details["clipped"] == 0
+    last = engine.prompt(3)  # t = 3: '"c":"gamma"', its path and two spans
+    window = len(last) + CHAT_OVERHEAD + 4 - 6  # 6 tokens too many
+    engine = ScriptedEngine(script)
+    result = drive(program("memagent", "treeagent", TINY_JSON, "json", "beta values?",
+                           CharTokenizer(), base_budget=14, context_window=window,
+                           options={"max_new_tokens": 4}), engine.respond)
+    cut = engine.prompt(3)
+    assert CUT_MARK in cut and '"c":"gamma"' not in cut
+    assert "\n\nPath: $.c\n\nRetrieved from earlier memory:\n- y is beta.\n</section>" in cut
+    # the cut mark is longer than this 11-token section: all of s_t goes, then the memory
+    assert result.details["clipped"] == 2
+    assert result.details["clips"] == [
+        {"request": 3, "template": "memagent_memory", "field": "section", "tokens": 11,
+         "kept": 0, "t": 3},
+        {"request": 3, "template": "memagent_memory", "field": "memory", "tokens": 19,
+         "kept": 0}]
+    call = result.trace[3]
+    assert [c["field"] for c in call["clipped"]] == ["section", "memory"]
+    assert call["step"]["t"] == 3 and call["step"]["path"] == "$.c"
+    assert call["step"]["links"] == [1, 2]
+    assert [(s["source"], s["text"]) for s in call["step"]["spans"]] == [(1, "y is beta.")]
+    assert call["messages"] == [{"role": "user", "content": cut}]  # the prompt itself
+    assert "clipped" not in result.trace[2] and "step" not in result.trace[4]
+
+
+def test_rows_count_clips():
+    ex = _example(0)
+    rows = evaluate([ex], agent="memagent", method="flat", engine=ScriptedEngine(_script),
+                    base_budget=14, tokenizer=CharTokenizer(), context_window=400,
+                    options={"max_new_tokens": 4})
+    assert rows[0]["clipped"] > 0
+    rows = evaluate([ex], agent="memagent", method="flat", engine=ScriptedEngine(_script),
+                    base_budget=14, tokenizer=CharTokenizer(), options={"max_new_tokens": 4})
+    assert rows[0]["clipped"] == 0
+
+
+def test_the_paper_preset_runs_all_four_methods():
+    """Table 1 has a row per method: the paper preset evaluates Flat, Tree, Tree+Path
+    and TreeAgent for every agent (the demo stays at Flat vs TreeAgent)."""
+    from treeagent import config
+
+    paper = config.validate(config.preset("paper"))
+    assert paper.methods == ["flat", "tree", "tree+path", "treeagent"]
+    assert config.validate(config.preset("demo")).methods == ["flat", "treeagent"]

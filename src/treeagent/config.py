@@ -113,7 +113,8 @@ def _demo() -> dict[str, Any]:
 
 def _paper() -> dict[str, Any]:
     """Full scale (paper 4.1-4.2, C.1-C.4): mirror, 4 formats x 8 tasks x 8 lengths x 50,
-    four agents x Flat/TreeAgent, C = 5000 searched in [C, 2C-1], vLLM, Table 2 limits."""
+    four agents x Flat/Tree/Tree+Path/TreeAgent (Table 1), C = 5000 searched in [C, 2C-1],
+    vLLM, Table 2 limits."""
     p = _demo()
     p.update({
         "preset": "paper",
@@ -133,7 +134,7 @@ def _paper() -> dict[str, Any]:
                    "options": {"device": "auto", "concurrency": 256,
                                "extra_args": ["--tensor-parallel-size", "1",
                                               "--gpu-memory-utilization", "0.9"]}},
-        "evaluate": {"agents": list(AGENTS), "methods": ["flat", "treeagent"],
+        "evaluate": {"agents": list(AGENTS), "methods": list(METHODS),  # Table 1's rows
                      "concurrency": 256, "cache": ".cache/calls.sqlite"},
         "agents": {name: {"model": PAPER_MODELS[name], "revision": "main",
                           "max_new_tokens": None, "options": {},

@@ -3,7 +3,8 @@ driven by the scheduler (batched, cached, resumable), one scored-row dict per ex
 
 Rows have the columns of :data:`treeagent.report.schema.SCORED_SCHEMA` except ``score``
 (added by :func:`treeagent.report.schema.score_rows`), plus ``error`` (why an example
-has no prediction; None when it has one). A program that raises (e.g. a context that
+has no prediction; None when it has one) and ``clipped`` (how many prompt fields were
+cut to fit the request limit; a run's summary sums it). A program that raises (e.g. a context that
 does not parse) gives a row with ``prediction`` None, so it scores 0 and the run goes on.
 """
 
@@ -114,17 +115,21 @@ def row(example: Example, result: Result | None, engine: Engine, agent: str, met
     if result is None:
         return {**base, "prediction": None, "calls": calls, "input_tokens": 0,
                 "output_tokens": 0, "sections": 0, "flat_sections": None,
-                "seconds": seconds, "error": error}
+                "seconds": seconds, "error": error, "clipped": 0}
     return {
         **base, "prediction": result.prediction, "calls": result.calls,
         "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
         "sections": result.sections, "flat_sections": result.flat_sections,
         "seconds": result.seconds, "error": result.error,
+        "clipped": int(result.details.get("clipped", 0)),
     }
 
 
 def write_trace(out: IO[str], example_id: str, result: Result) -> None:
-    """One JSON line per call: example, call kind, prompt hash, reply, tokens, latency."""
+    """One JSON line per call: example, call kind, prompt hash and the prompt itself
+    (messages, chat-template arguments), reply, tokens, latency; a call that carried a
+    reading step has ``step`` (pass, section index t, path, link sources, spans with
+    their source state and text) and a cut call ``clipped`` (field, tokens, kept)."""
     for call in result.trace:
         out.write(json.dumps({"example_id": example_id, "agent": result.agent,
                               "method": result.method, **call}, ensure_ascii=False) + "\n")
