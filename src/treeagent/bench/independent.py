@@ -152,7 +152,8 @@ def shown(el: El) -> str:
 
 
 def cell(text: str) -> Any:
-    """A cell as a reader states it: no leading label separator; plain numbers as numbers."""
+    """A cell as a reader states it: no leading label separator; plain numbers as numbers
+    (a label's own trailing colon, ``Weight:`` or full-width ``：``, is not part of it)."""
     t = text.lstrip(":\u2013\u2014- \t").strip()
     if _NUM.match(t):
         t2 = t.replace(",", "")
@@ -191,14 +192,15 @@ def _html_records(unit: El, select: Sequence[Any]) -> list[tuple[dict, list, lis
                 body = rows[1:] if len(head) == 1 and len(rows) >= 3 else rows
                 pairs = [kids(r, "td", "th") for r in body]
                 if len(body) >= 2 and all(len(p) == 2 for p in pairs):
-                    out.append(({("@label", shown(a).rstrip(":").strip()): cell(shown(b))
+                    out.append(({("@label", shown(a).rstrip(":\uff1a").strip()): cell(shown(b))
                                  for a, b in pairs}, [], []))
     elif what == "@definition":
         for dl in (e for e in walk(unit) if e.tag == "dl"):
             ks = kids(dl)
             for a, b in zip(ks, ks[1:]):
                 if a.tag == "dt" and b.tag == "dd":
-                    out.append(({("@term",): shown(a), ("@definition",): cell(shown(b))}, [], []))
+                    out.append(({("@term",): shown(a).rstrip(":\uff1a").strip(),
+                                 ("@definition",): cell(shown(b))}, [], []))
     elif what == "@list-item":
         for lst in (e for e in walk(unit) if e.tag in ("ul", "ol")):
             out += [({("@text",): shown(li)}, [], []) for li in kids(lst, "li") if shown(li)]

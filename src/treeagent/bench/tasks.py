@@ -199,6 +199,13 @@ def article(phrase: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
+def phrase(name: str, values: Sequence[Scalar] = ()) -> str:
+    """A field as a question names it: a yes/no field is a flag ('the required flag')."""
+    if values and all(isinstance(v, bool) for v in values) and not name.endswith("flag"):
+        return f"{name} flag"
+    return name
+
+
 def named(rec: Record) -> str:
     """How a question names a record: its kind and quoted visible description."""
     return f'the {rec.kind} "{rec.description}"'
@@ -285,11 +292,12 @@ def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random
             continue
         exclude.add(key)
         values = [rec.fields[f] for f in names]
+        said = [phrase(f, [v]) for f, v in zip(names, values)]
         if n == 1:
-            text = f"What is the {names[0]} of {named(rec)}? Answer with the value only."
+            text = f"What is the {said[0]} of {named(rec)}? Answer with the value only."
             answer: Any = values[0]
         else:
-            listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+            listed = ", ".join(said[:-1]) + f" and {said[-1]}"
             text = (f"What are the {listed} of {named(rec)}? Give the {_WORDS[n]} "
                     "values in exactly this order.")
             answer = values
@@ -316,7 +324,8 @@ def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Rand
                 "ordered": True, "at": [_where(r) for r in chosen],
                 "keys": [_jsonable(r.keys[name]) for r in chosen]}
         listed = "; ".join(f'"{d}"' for d in descs)
-        text = (f"What is the {name} of each of these {_WORDS[n]} {plural(kind)}: {listed}? "
+        said = phrase(name, [r.fields[name] for r in chosen])
+        text = (f"What is the {said} of each of these {_WORDS[n]} {plural(kind)}: {listed}? "
                 "Give the values in the same order as they are named here.")
         return Question(task, text, spec, [r.fields[name] for r in chosen],
                         [r.id for r in chosen], descs)
@@ -356,7 +365,8 @@ class Aggregate:
     def among(self) -> str:
         """'the parameters in this input' / '... that state an ISSN'."""
         base = f"the {plural(self.kind)} in this input"
-        return f"{base} that state {article(self.name)} {self.name}" if self.missing else base
+        said = phrase(self.name, [v for _, v in self.stated])
+        return f"{base} that state {article(said)} {said}" if self.missing else base
 
 
 def aggregates(records: Sequence[Record]) -> list[Aggregate]:
@@ -432,8 +442,8 @@ def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> 
             target = rng.choice(options)
             value = next(v for v in vals if norm(v) == target)
             cmp, answer = "eq", counts[target]
-            cond = (f"{name} set to {norm(value)}" if isinstance(value, bool)
-                    else f"the {name} {_quote(value)}")
+            cond = (f"the {phrase(name, [value])} set to {norm(value)}"
+                    if isinstance(value, bool) else f"the {name} {_quote(value)}")
         spec = {"op": "count", "kind": kind, "where": {"field": name, "cmp": cmp, "value": value},
                 "scope": agg.scope()}
         key = repr(("count", kind, name, cmp, norm(value)))
@@ -471,7 +481,10 @@ def _most_frequent(records: Sequence[Record], rng: random.Random,
                 continue
             spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
                     "scope": agg.scope(), "ordered": False}
-            if k == 1:
+            if k == 1 and any(isinstance(v, bool) for v in vals):
+                text = (f"Which value of the {phrase(name, vals)} occurs most often among "
+                        f"{agg.among()}?")
+            elif k == 1:
                 text = f"Which {name} occurs most often among {agg.among()}?"
             else:
                 text = (f"Which {_WORDS[k]} values of the {name} occur most often among "

@@ -30,7 +30,9 @@ ALIASES = {
     "cdi": "community intensity", "mmi": "instrumental intensity", "sig": "significance",
     "nst": "number of stations", "dmin": "minimum distance", "rms": "rms residual",
     "gap": "azimuthal gap", "DOI": "DOI", "URL": "URL", "ISSN": "ISSN", "ISBN": "ISBN",
-    "in": "location", "ocid": "OCID",
+    "in": "location", "ocid": "OCID", "net": "network", "duns": "DUNS number",
+    "uei": "UEI", "consumes": "accepted media type", "produces": "response media type",
+    "operationId": "operation id", "nctId": "NCT number",
 }
 
 

@@ -94,7 +94,7 @@ def _descendants(node: Node, tag: str) -> bool:
 Items = list[tuple[Node, dict[str, Scalar], list[str]]]  # (node, fields, description cands)
 SELECT: dict[str, tuple[str, ...]] = {
     "table row": ("@table-row",), "specification table": ("@label-table",),
-    "definition": ("@definition",), "list item": ("@list-item",),
+    "term": ("@definition",), "list item": ("@list-item",),
 }
 """Record kinds a reader finds by what the page shows (rows under column headers, label /
 value tables, terms and definitions, list items) and their selectors; repeated blocks
@@ -107,7 +107,7 @@ def field_keys(kind: str, fields: dict[str, Scalar], labels: dict[str, str]) -> 
         return {name: ("@column", labels[name]) for name in fields if name in labels}
     if kind == "specification table":
         return {name: ("@label", labels[name]) for name in fields if name in labels}
-    if kind == "definition":
+    if kind == "term":
         return {"term": ("@term",), "definition": ("@definition",)}
     if kind == "list item":
         return {"text": ("@text",)}
@@ -147,7 +147,8 @@ def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
         title = text_of(tree, head_cells[0])
         rows = rows[1:]
     if all(len(cs) == 2 for _, cs in rows) and len(rows) >= 2:
-        pairs = [(text_of(tree, cs[0]).rstrip(":").strip(), reader_value(text_of(tree, cs[1])))
+        pairs = [(text_of(tree, cs[0]).rstrip(":\uff1a").strip(),
+                  reader_value(text_of(tree, cs[1])))
                  for _, cs in rows]
         labels = [lbl for lbl, _ in pairs]
         if all(labels) and len(set(labels)) == len(labels) and all(len(x) <= 60 for x in labels):
@@ -165,10 +166,11 @@ def _list_items(tree: Tree, lst: Node) -> tuple[str, Items]:
         kids = elements(lst)
         for a, b in zip(kids, kids[1:]):
             if a.label == "dt" and b.label == "dd":
-                term, dd = text_of(tree, a), text_of(tree, b)
+                term = text_of(tree, a).rstrip(":\uff1a").strip()  # a label's colon
+                dd = reader_value(text_of(tree, b))
                 if term and (v := cell_value(dd)) is not None:
                     items.append((a, {"term": term, "definition": v}, [term]))
-        return "definition", items if len(items) >= MIN_ITEMS else []
+        return "term", items if len(items) >= MIN_ITEMS else []
     for li in elements(lst, "li"):
         t = text_of(tree, li)
         if t and len(t) <= MAX_VALUE_CHARS:
@@ -329,7 +331,7 @@ def _labels(tree: Tree, node: Node, kind: str) -> dict[str, str]:
         head = _cells(_rows(table)[0]) if _rows(table) else []
         return {humanize(n): n for n in (text_of(tree, c) for c in head)}
     if kind == "specification table":
-        return {humanize(lbl): lbl for lbl in (text_of(tree, cs[0]).rstrip(":").strip()
+        return {humanize(lbl): lbl for lbl in (text_of(tree, cs[0]).rstrip(":\uff1a").strip()
                                                for cs in (_cells(r) for r in _rows(node))
                                                if len(cs) == 2)}
     return {}
