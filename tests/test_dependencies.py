@@ -6,8 +6,9 @@
   test run would cost minutes of resolving and installing torch, transformers and
   prefect for no more coverage, so it is not built here.
 * A static check catches what a shared environment hides: every third-party module
-  imported by ``src/``, ``flows/``, ``benchmarks/`` or ``tests/`` belongs to a distribution named in
-  ``pyproject.toml`` (a package installed only as another's dependency fails it).
+  imported by ``src/``, ``flows/``, ``benchmarks/`` or ``tests/`` belongs to a
+  distribution named in ``pyproject.toml`` (one installed only as another's dependency
+  fails it).
 """
 
 from __future__ import annotations
