@@ -235,6 +235,43 @@ def _yaml_reader() -> Any:
     return y
 
 
+_DOC_START = re.compile(r"^---[ \t]*$\n?", re.M)
+_CACHE: dict[str, Any] = {}
+_CACHE_CHARS = [0]
+CACHE_LIMIT = 20_000_000  # characters of unit text whose reading is kept
+
+
+def _cached(kind: str, text: str, read: Any) -> Any:
+    """A unit's reading, kept while the texts kept stay under :data:`CACHE_LIMIT`
+    characters: contexts of one grid share most of their units."""
+    key = f"{kind}\0{text}"
+    if key in _CACHE:
+        return _CACHE[key]
+    value = read(text)
+    if _CACHE_CHARS[0] + len(text) > CACHE_LIMIT:
+        _CACHE.clear()
+        _CACHE_CHARS[0] = 0
+    _CACHE[key] = value
+    _CACHE_CHARS[0] += len(text)
+    return value
+
+
+def _read_yaml(text: str) -> list[Any]:
+    """The documents of a YAML stream, each read on its own (a ``---`` line starts one);
+    the whole stream is read at once when a document does not parse alone."""
+    starts = [m.start() for m in _DOC_START.finditer(text)]
+    if not starts or text[:starts[0]].strip():
+        return list(_yaml_reader().load_all(text))
+    bounds = [*starts, len(text)]
+    docs = []
+    for a, b in zip(bounds, bounds[1:]):
+        try:
+            docs.append(_cached("yaml", text[a:b], lambda t: _yaml_reader().load(t)))
+        except Exception:  # noqa: BLE001 - e.g. a '---' line inside a block scalar
+            return list(_yaml_reader().load_all(text))
+    return docs
+
+
 def read_context(fmt: str, text: str) -> Reading:
     """Parse ``text`` (a composed context) with standard parsers; raises
     :class:`Unconfirmed` when it is not a document of ``fmt`` made of units."""
@@ -245,7 +282,7 @@ def read_context(fmt: str, text: str) -> Reading:
                 raise Unconfirmed("a JSON context must be a list of responses")
             return Reading(fmt, value)
         if fmt == "yaml":
-            return Reading(fmt, list(_yaml_reader().load_all(text)))
+            return Reading(fmt, _read_yaml(text))
         if fmt == "html":
             root = parse_html(text)
             body = next((e for e in walk(root) if e.tag == "body"), None)
@@ -307,14 +344,18 @@ def _read_js(text: str) -> Reading:
         if _WRAPPED.match(name):
             name = "@literal"
         try:
-            units.append((name, json5.loads(src(value))))
-        except Exception:  # noqa: BLE001 - JS beyond JSON5: template literals ...
-            try:
-                units.append((name, _literal(value, src)))
-            except Unconfirmed as exc:
-                errors[len(units)] = f"cannot read {name!r}: {exc}"
-                units.append((name, _MISSING))
+            units.append((name, _cached("js", src(value), lambda t, v=value: _js_value(t, v, src))))
+        except Unconfirmed as exc:
+            errors[len(units)] = f"cannot read {name!r}: {exc}"
+            units.append((name, _MISSING))
     return Reading("javascript", units, errors)
+
+
+def _js_value(text: str, node: Any, src: Any) -> Any:
+    try:
+        return json5.loads(text)
+    except Exception:  # noqa: BLE001 - JS beyond JSON5: template literals ...
+        return _literal(node, src)
 
 
 def _literal(node: Any, src: Any) -> Any:
