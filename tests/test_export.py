@@ -7,6 +7,8 @@ import contextlib
 import hashlib
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -132,3 +134,13 @@ def test_report_names_every_empty_cell_with_its_reason():
         "for answer (e.g. two records match)",
     ]
     assert shortfall.report({"counts": {"json": {"one_field": {"8K": 1}}}}, []) == []
+
+
+def test_jsonl_to_a_closed_pipe_ends_quietly(built):
+    root, _, _ = built
+    proc = subprocess.Popen([sys.executable, "-m", "treeagent.cli", "bench", "export", "-",
+                             "--validated", str(root / "validated"), "--formats", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and "error" not in err

@@ -315,6 +315,8 @@ def run(args: argparse.Namespace) -> int:
             Path(args.dest).parent.mkdir(parents=True, exist_ok=True)
             with open(args.dest, "w", encoding="utf-8") as out:
                 counts = write_jsonl(validated, formats, out)
+    except BrokenPipeError:
+        raise  # the reader of stdout is gone: treeagent.cli ends quietly
     except (ValueError, OSError) as exc:
         return _fail(str(exc))
     summary = ", ".join(f"{f} {n}" for f, n in counts.items())
