@@ -25,7 +25,8 @@ pytest.importorskip("great_expectations")
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-STAGES_BEFORE_EVALUATE = {"acquire", "validate_raw", "build", "validate_examples"}
+STAGES_BEFORE_EVALUATE = {"acquire", "validate_raw", "build", "validate_examples", "plan",
+                          "evidence"}
 MEMAGENT_STAGES = {"evaluate@memagent-flat", "evaluate@memagent-treeagent",
                    "score@memagent-flat", "score@memagent-treeagent", "report"}
 TINY = {  # the demo preset, one format, one task, one length: minutes on 2 cores
@@ -109,9 +110,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 def test_dag_end_to_end(project: Project) -> None:
     out = project.benchmark().stdout
     assert ran(out) == STAGES_BEFORE_EVALUATE | MEMAGENT_STAGES, out[-3000:]
-    for gate in ("raw", "examples", "scores"):
+    for gate in ("raw", "examples", "evidence", "scores"):
         assert project.json(f"reports/validation/{gate}.json")["success"] is True
     import pyarrow.parquet as pq
+
+    evidence = pq.read_table(project.path / "runs/evidence/evidence.parquet").to_pylist()
+    assert {(r["method"], r["located"] == r["records"] >= 1) for r in evidence} == {
+        ("flat", True), ("treeagent", True)}
 
     examples = pq.read_table(project.path / "validated/examples/json.parquet")
     assert examples.num_rows >= 1

@@ -31,7 +31,7 @@ from types import FunctionType
 from typing import Any
 
 VALIDATION_DIR = Path("reports") / "validation"
-GATES = ("raw", "examples", "scores")
+GATES = ("raw", "examples", "evidence", "scores")
 
 
 class GateError(RuntimeError):
@@ -348,6 +348,35 @@ def scores_suites(score_files: Sequence[str], example_ids: Sequence[str],
             lambda e: e.ExpectColumnValuesToBeUnique(column="key"),
             lambda e: e.ExpectColumnValuesToNotBeNull(column="score"),
             lambda e: e.ExpectColumnValuesToBeBetween(column="score", min_value=0.0,
+                                                      max_value=1.0),
+        ], labels="key"),
+    ]
+
+
+# --------------------------------------------------------------------------- evidence
+
+def evidence_suites(evidence_file: str | os.PathLike[str], example_ids: Sequence[str],
+                    agents: Sequence[str], methods: Sequence[str]) -> list[Suite]:
+    """Suites of the ``evidence`` gate: every example x agent x method has an evidence row,
+    at least one evidence record, and every record located in its context."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(evidence_file).to_pandas()
+    rows = rows.assign(key=rows["agent"] + "/" + rows["method"] + "/" + rows["example_id"],
+                       unlocated=rows["records"] - rows["located"])
+    expected = pd.DataFrame({"key": [f"{a}/{m}/{e}" for a in agents for m in methods
+                                     for e in example_ids]})
+    return [
+        Suite("complete", expected, [
+            lambda e: e.ExpectColumnValuesToBeInSet(column="key",
+                                                    value_set=rows["key"].tolist()),
+        ]),
+        Suite("located", rows, [
+            lambda e: e.ExpectColumnValuesToBeUnique(column="key"),
+            lambda e: e.ExpectColumnValuesToBeBetween(column="records", min_value=1),
+            lambda e: e.ExpectColumnValuesToBeInSet(column="unlocated", value_set=[0]),
+            lambda e: e.ExpectColumnValuesToBeBetween(column="split_share", min_value=0.0,
                                                       max_value=1.0),
         ], labels="key"),
     ]
