@@ -288,8 +288,8 @@ def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequenc
     _memory_pass(cost, r, sizer, "memreread_memory", problem, steps, mem)
     for i in range(rounds):
         history = i * (sub + ans + 16)
-        decompose = sizer.call("memreread_decompose", {"question": problem}, 0,
-                               mem + history, 3)
+        known = {"question": problem, "stack": getattr(memreread, "EMPTY_STACK", "")}
+        decompose = sizer.call("memreread_decompose", known, 0, mem + history, 3)
         r.add(cost, decompose, controller, minimal=i == 0)
         # the re-read: the sub-question is the problem (<= the decompose reply)
         _memory_pass(cost, r, sizer, "memreread_memory", "", steps, mem, q_high=sub,
