@@ -238,3 +238,18 @@ def test_construction_and_second_reader_agree_on_generated_contexts(case, task, 
     if q is None or tasks.ambiguous(q, recs):  # the build asks neither
         return
     assert _confirm(task, q.spec, q.answer, fmt, text, srcs) == "", (q.question, q.spec)
+
+
+def test_two_kinds_at_one_address_give_no_aggregate():
+    # USAspending answers awards and recipients under the same `results` list
+    awards = json.dumps({"results": [{"Award ID": f"AWD-{i}", "Award Amount": i * 10.0,
+                                      "Recipient Name": "X"} for i in range(4)]})
+    people = json.dumps({"results": [{"recipient_id": f"r{i}", "name": f"Name {i}",
+                                      "amount": i * 3.0} for i in range(4)]})
+    _, recs, _ = _context("json", "usaspending", [awards, people])
+    assert {r.kind for r in recs} == {"federal award", "award recipient"}
+    assert all(any(c.isalpha() for c in r.description) for r in recs)  # never an amount
+    assert all(r.description for r in recs)
+    assert tasks.aggregates(recs) == []
+    _, alone, _ = _context("json", "usaspending", [awards])
+    assert {a.name for a in tasks.aggregates(alone)} >= {"award amount"}

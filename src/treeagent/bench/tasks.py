@@ -373,14 +373,20 @@ def aggregates(records: Sequence[Record]) -> list[Aggregate]:
     """Every (kind, field) a question may aggregate over the whole visible scope: each
     record of the kind counts, described or not; the field has one list-free key path in
     all of them; records that state nothing take the documented default, or are left
-    out and named so; an unresolved record (``$ref``) without the field forbids it."""
+    out and named so; an unresolved record (``$ref``) without the field forbids it, and
+    so do records of another kind at the same address (USAspending awards and
+    recipients both under ``results``)."""
     by_kind: dict[str, list[Record]] = {}
+    kinds_at: dict[tuple[str, tuple[Any, ...]], set[str]] = {}
     for r in records:
         if r.select:
             by_kind.setdefault(r.kind, []).append(r)
+            kinds_at.setdefault((source_of(r), r.select), set()).add(r.kind)
     out = []
     for kind in sorted(by_kind):
         recs = by_kind[kind]
+        if any(len(kinds_at[(source_of(r), r.select)]) > 1 for r in recs):
+            continue  # records of another kind sit at the same address: no clear scope
         names = list(dict.fromkeys(n for r in recs for n in r.fields if human_field(n)))
         for name in names:
             paths = {r.keys.get(name) for r in recs if name in r.fields}

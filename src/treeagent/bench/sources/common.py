@@ -169,6 +169,12 @@ def visible(text: str, value: Any) -> str | None:
     return None
 
 
+def namelike(value: Any) -> bool:
+    """A value that can name a record: text with a letter in it (never an amount, a
+    count or a year: a record named by a number reads as a value, not a name)."""
+    return isinstance(value, str) and any(c.isalpha() for c in value)
+
+
 def choose_descriptions(text: str, entities: list[Any],
                         candidates: Iterable[Callable[[Any], Any]]) -> list[str | None]:
     """One description per entity: the first candidate value that is visible in
@@ -182,7 +188,7 @@ def choose_descriptions(text: str, entities: list[Any],
                 v = cand(e)
             except (KeyError, IndexError, TypeError, AttributeError):
                 v = None
-            vals.append(visible(text, v) if v is not None else None)
+            vals.append(visible(text, v) if namelike(v) else None)
         counts = Counter(v for v in vals if v is not None)
         for i, v in enumerate(vals):
             if out[i] is None and v is not None and counts[v] == 1 and v not in taken:

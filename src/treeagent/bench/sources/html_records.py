@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 from treeagent.bench.model import Record, Scalar
-from treeagent.bench.sources.common import MAX_VALUE_CHARS, humanize, name_fields, visible
+from treeagent.bench.sources.common import MAX_VALUE_CHARS, humanize, name_fields, namelike, visible
 from treeagent.formats import html as html_format
 from treeagent.tree import Node, Tree
 
@@ -310,7 +310,7 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
     for node, fields, cands in items:
         path = _rel(tree, unit, node)
         desc = next((c for c in cands if counts[c] == 1 and c not in taken
-                     and visible(text, c)), None)
+                     and namelike(c) and visible(text, c)), None)
         if desc is None and on_drop:
             on_drop(path, "no unique visible description")
         if desc is not None:
