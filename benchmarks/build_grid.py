@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
                          "threejs, plotly, babel, lodash), read at their pinned commits")
     ap.add_argument("--js-repo", action="append", default=[], metavar="NAME=PATH",
                     help="one repository, as `treeagent bench build --js-repo` takes it")
+    ap.add_argument("--second-reader", type=int, default=240, metavar="N",
+                    help="re-read N kept examples from disk with the independent reader "
+                         "(spread over formats and tasks) and print how many it confirms")
     ap.add_argument("--no-recount", action="store_true",
                     help="validation trusts construction's full token count of each context")
     args = ap.parse_args(argv)
@@ -111,7 +114,50 @@ def main(argv: list[str] | None = None) -> int:
     if inv["rejections"]:
         print("rejections:", json.dumps(inv["rejections"]))
     print("\n".join(build.quality_lines(inv)))
-    return 0 if bad == 0 else 1
+    confirmed, sampled, disagree = second_reader(Path(args.out), args.formats, args.second_reader)
+    print(f"\nsecond reader over {sampled} kept examples read back from disk: {confirmed} "
+          f"confirmed" + "".join(f"\n  {i}: {why}" for i, why in disagree[:10]))
+    return 0 if bad == 0 and confirmed == sampled else 1
+
+
+def second_reader(out: Path, formats: list[str], n: int) -> tuple[int, int, list]:
+    """Re-read up to ``n`` kept examples (round robin over format x task) from the
+    written tables with :mod:`treeagent.bench.independent` only."""
+    import pyarrow.parquet as pq
+
+    from treeagent.bench import independent, io
+
+    rows: dict[tuple[str, str], list[dict]] = {}
+    units: dict[str, dict] = {}
+    for fmt in formats:
+        path = out / "examples" / f"{fmt}.parquet"
+        if not path.is_file():
+            continue
+        t = pq.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text"])
+        units[fmt] = {u: (s, x) for u, s, x in zip(*t.to_pydict().values())}
+        for r in io.read_rows(path):
+            rows.setdefault((fmt, r["task"]), []).append(r)
+    picked: list[dict] = []
+    while len(picked) < n and any(rows.values()):
+        for key in sorted(rows):
+            if rows[key] and len(picked) < n:
+                picked.append(rows[key].pop(0))
+    ok, bad = 0, []
+    for r in picked:
+        us = units[r["format"]]
+        text = io.materialize(r["format"], r["unit_ids"], us)
+        try:
+            reading = independent.read_context(r["format"], text)
+        except independent.Unconfirmed as exc:
+            bad.append((r["id"], str(exc)))
+            continue
+        why = independent.confirm(r["task"], json.loads(r["spec"]), json.loads(r["answer"]),
+                                  reading, [us[u][0] for u in r["unit_ids"]])
+        if why:
+            bad.append((r["id"], why))
+        else:
+            ok += 1
+    return ok, len(picked), bad
 
 
 if __name__ == "__main__":
