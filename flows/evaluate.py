@@ -75,6 +75,13 @@ def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
                         progress=True, trace=trace, run_id=f"{agent}/{method}", **kwargs)
     finally:
         asyncio.run(engine.aclose())
+    # wall-clock seconds vary run to run: kept out of the DVC outputs and tracked metrics
+    # (a fresh clone must compute the committed dvc.lock) in timing.json, git-ignored
+    timing = {r["example_id"]: r["seconds"] for r in rows}
+    (out / "timing.json").write_text(json.dumps({"seconds": round(sum(
+        v or 0.0 for v in timing.values()), 3), "examples": timing}, indent=1) + "\n",
+        encoding="utf-8")
+    rows = [{**r, "seconds": None} for r in rows]
     _write_parquet(rows, out / "predictions.parquet")
     summary = {
         "agent": agent, "method": method, "model": engine.model,
@@ -84,7 +91,6 @@ def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
         "calls": sum(r["calls"] or 0 for r in rows),
         "input_tokens": sum(r["input_tokens"] or 0 for r in rows),
         "output_tokens": sum(r["output_tokens"] or 0 for r in rows),
-        "seconds": round(sum(r["seconds"] or 0.0 for r in rows), 3),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     log.info("%s/%s: %s", agent, method, json.dumps(summary))

@@ -2,8 +2,10 @@
 
 First the Great Expectations ``scores`` gate (every example x agent x method scored
 exactly once, scores in [0, 1]; results in ``reports/validation/scores.json``), then
-:func:`treeagent.report.render.build_report` (Tables 1/3/4, Figures 2/3,
-``metrics.json``) and the DuckDB views file ``reports/treeagent.duckdb``.
+:func:`treeagent.report.render.build_report` (provenance, Tables 1/3/4, Figures 2/3,
+per-task tables, evidence integrity from ``runs/evidence/``, sample predictions, links
+to the gate results, ``metrics.json``) and the DuckDB views file
+``reports/treeagent.duckdb``.
 
     python flows/report.py [--params params.yaml] [--out reports]
 """
@@ -43,13 +45,39 @@ def scores_gate(files: list[str], formats: list[str], agents: list[str], methods
     return doc
 
 
+def _evidence(runs_dir: str) -> tuple[Any, Any]:
+    """The evidence rows of the ``evidence`` stage (None, None where it has not run)."""
+    import pyarrow.parquet as pq
+
+    from treeagent import evidence
+
+    base = Path(runs_dir) / "evidence"
+    if not (base / evidence.EXAMPLES_FILE).is_file():
+        return None, None
+    return (pq.read_table(base / evidence.EXAMPLES_FILE).to_pandas(),
+            pq.read_table(base / evidence.RECORDS_FILE).to_pandas())
+
+
 @task(name="render-report", cache_policy=NO_CACHE)
-def render(files: list[str], out: str, dataset: str) -> dict[str, Any]:
+def render(files: list[str], out: str, params: str, runs_dir: str = "runs"
+           ) -> dict[str, Any]:
     """Tables, figures, metrics.json and the DuckDB views file."""
-    from treeagent.report import db
+    from treeagent.report import db, provenance
+    from treeagent.report.blocks import SMALL_MODEL_NOTE
     from treeagent.report.render import build_report
 
-    metrics = build_report(db.load_scores(files), out, dataset=dataset)
+    p = _common.load_params(params)
+    scores = db.load_scores(files)
+    ev, ev_records = _evidence(runs_dir)
+    validation = [str(Path(out) / "validation" / f"{g}.json") for g in gates.GATES
+                  if (Path(out) / "validation" / f"{g}.json").is_file()]
+    small = any("smollm2" in str(a.get("model", "")).lower()
+                for a in (p.data["agents"][x] for x in p.agents))
+    metrics = build_report(scores, out, dataset=p["report.dataset"], evidence=ev,
+                           evidence_records=ev_records,
+                           provenance=provenance.collect(p, scores, ev),
+                           validation=validation, seed=int(p["seed"]),
+                           note=SMALL_MODEL_NOTE if small else None)
     views = db.discover(".")
     views["scores"] = files
     db.write_database(Path(out) / "treeagent.duckdb", views)
@@ -66,7 +94,7 @@ def report_flow(params: str = _common.PARAMS, out: str = "reports", runs_dir: st
     files = score_files(p.agents, p.methods, runs_dir)
     scores_gate(files, p["build.formats"], p.agents, p.methods, validated_dir,
                 str(Path(out) / "validation"))
-    return render(files, out, p["report.dataset"])
+    return render(files, out, params, runs_dir)
 
 
 def main(argv: list[str] | None = None) -> int:

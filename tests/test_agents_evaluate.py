@@ -120,9 +120,9 @@ def test_rows_count_clips():
 
 def test_the_paper_preset_runs_all_four_methods():
     """Table 1 has a row per method: the paper preset evaluates Flat, Tree, Tree+Path
-    and TreeAgent for every agent (the demo stays at Flat vs TreeAgent)."""
+    and TreeAgent for every agent (the demo too, for MemAgent)."""
     from treeagent import config
 
     paper = config.validate(config.preset("paper"))
     assert paper.methods == ["flat", "tree", "tree+path", "treeagent"]
-    assert config.validate(config.preset("demo")).methods == ["flat", "treeagent"]
+    assert config.validate(config.preset("demo")).methods == paper.methods  # issue 17

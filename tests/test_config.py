@@ -37,7 +37,7 @@ def test_paper_preset_is_the_paper_grid() -> None:
 def test_demo_preset_is_small_and_local() -> None:
     p = config.validate(config.preset("demo"))
     assert p["acquire.mode"] == "sample" and p["engine.name"] == "transformers"
-    assert p.agents == ["memagent"] and p.methods == ["flat", "treeagent"]
+    assert p.agents == ["memagent"] and p.methods == ["flat", "tree", "tree+path", "treeagent"]
     assert p["agents.memagent.model"] == "smollm2"
 
 
@@ -64,10 +64,10 @@ def test_errors_name_the_key() -> None:
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    problems = _problems(seed="x", engine__name="tgi", build__formats=["html"])
+    problems = _problems(seed="x", engine__name="tgi", build__formats=["javascript"])
     assert problems == [
         "seed: expected an integer, got str 'x'",
-        "build.formats: html not acquired (add to acquire.formats)",
+        "build.formats: javascript not acquired (add to acquire.formats)",
         "engine.name: 'tgi' is not a valid engine (transformers, openai, vllm)",
         "report.dataset: 'json' is not built (build.formats)",
     ]
@@ -111,7 +111,7 @@ def test_stage_arguments() -> None:
     assert name == "transformers" and options["model"] == "smollm2"
     assert "revision" not in options  # auto: the engine hashes the local weights
     kwargs = p.evaluate_kwargs("memagent")
-    assert kwargs["base_budget"] == 2000 and kwargs["options"] == {"max_new_tokens": 64}
+    assert kwargs["base_budget"] == 768 and kwargs["options"] == {"max_new_tokens": 64}
     assert p.build_kwargs()["seed"] == 42
     assert config.validate(config.preset("paper")).engine_spec("rememr1")[1][
         "max_model_len"] == 40960

@@ -33,7 +33,7 @@ TINY = {  # the demo preset, one format, one task, one length: minutes on 2 core
     "acquire.formats": ["json", "yaml"], "build.formats": ["json"],
     "build.tasks": ["one_field"], "build.lengths": [2048, 4096], "build.per_cell": 1,
     "sectioning.base_budget": 512, "agents.memagent.max_new_tokens": 8,
-    "evaluate.concurrency": 4,
+    "evaluate.concurrency": 4, "evaluate.methods": ["flat", "treeagent"],
 }
 
 

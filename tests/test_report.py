@@ -155,20 +155,40 @@ def test_task_gains_figure3_data(cells):
     assert g[("mean", "one_field")] == pytest.approx((100 / 6 + 200 / 3) / 2)
 
 
+def _independent_bootstrap(diffs, resamples=20000, seed=7):
+    import random
+
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(resamples))
+    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+
+
 def test_paired_differences_table4(scores):
     d = T.paired_differences(scores, "json").set_index("agent")
-    # MemAgent diffs (%): 0,100,0 | 0 | 100,0,0,0 | 50,0 -> mean 25, sum sq dev 16250
-    sd = math.sqrt(16250 / 9)
-    half = 1.96 * sd / math.sqrt(10)
+    # MemAgent diffs (%): 0,100,0 | 0 | 100,0,0,0 | 50,0 -> mean 25
+    m_diffs = [0, 100, 0, 0, 100, 0, 0, 0, 50, 0]
     assert d.loc["memagent", "n"] == 10
     assert d.loc["memagent", "diff"] == pytest.approx(25.0)
-    assert d.loc["memagent", "lo"] == pytest.approx(25.0 - half)
-    assert d.loc["memagent", "hi"] == pytest.approx(25.0 + half)
-    assert half == pytest.approx(26.3367, abs=1e-4)
-    # InfMem diffs: 0,0,100 | 100 | 0,0,0,0 | 0,100 -> mean 30, sum sq dev 7*900 + 3*4900
-    sd_i = math.sqrt((7 * 900 + 3 * 4900) / 9)
+    lo, hi = d.loc["memagent", "lo"], d.loc["memagent", "hi"]
+    # no difference is negative, so no resampled mean is: the normal approximation's
+    # lower bound (-1.34) is impossible, the bootstrap's is not
+    assert 0.0 <= lo < 25.0 < hi <= 100.0
+    ref_lo, ref_hi = _independent_bootstrap(m_diffs)
+    assert lo == pytest.approx(ref_lo, abs=3.0) and hi == pytest.approx(ref_hi, abs=3.0)
+    # InfMem diffs: 0,0,100 | 100 | 0,0,0,0 | 0,100 -> mean 30
     assert d.loc["infmem", "diff"] == pytest.approx(30.0)
-    assert d.loc["infmem", "hi"] == pytest.approx(30.0 + 1.96 * sd_i / math.sqrt(10))
+    ref_lo, ref_hi = _independent_bootstrap([0, 0, 100, 100, 0, 0, 0, 0, 0, 100])
+    assert d.loc["infmem", "lo"] == pytest.approx(ref_lo, abs=3.0)
+    assert d.loc["infmem", "hi"] == pytest.approx(ref_hi, abs=3.0)
+    again = T.paired_differences(scores, "json").set_index("agent")
+    assert again.loc["memagent", "lo"] == lo and again.loc["memagent", "hi"] == hi  # seeded
+
+
+def test_bootstrap_ci_degenerate_and_small_inputs():
+    assert T.bootstrap_ci([40.0] * 7) == (40.0, 40.0)
+    assert all(math.isnan(x) for x in T.bootstrap_ci([10.0]))
+    lo, hi = T.bootstrap_ci([0.0, 100.0] * 50, seed=1)
+    assert 35.0 < lo < 50.0 < hi < 65.0
 
 
 def test_computation_ratios_table3(scores):
@@ -232,7 +252,8 @@ def test_markdown_table1_and_missing(report_dir):
     assert "|  | Tree | — | — | — |" in lines
     assert "|  | TreeAgent | **79.17** | **75.00** | **77.08** |" in lines
     assert "| Two-agent mean | Flat | 41.67 | 37.50 | 39.58 |" in lines
-    assert "| MemAgent | 25.00 | [-1.34, 51.34] | 10 |" in lines  # Table 4
+    table4 = next(line for line in lines if line.startswith("| MemAgent | 25.00 | ["))
+    assert table4.endswith("| 10 |") and "[-" not in table4  # bootstrap: no negative bound
     assert "| MemAgent | 1.140 | 0.950 | 10 |" in lines  # Table 3
     assert "| Agent mean | 75.00 | 20 |" in lines  # match rate
     assert "Missing cells: 15" in md
@@ -242,7 +263,7 @@ def test_html_and_figures(report_dir):
     out, _ = report_dir
     page = (out / "index.html").read_text()
     assert '<img src="figures/figure2.png"' in page and '<img src="figures/figure3.png"' in page
-    assert "<td><b>79.17</b></td>" in page and "<td>—</td>" in page
+    assert '<td class="num"><b>79.17</b></td>' in page and '<td class="num">—</td>' in page
     for name in ("figure2.png", "figure3.png"):
         data = (out / "figures" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"

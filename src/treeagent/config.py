@@ -66,15 +66,20 @@ class ParamsError(ValueError):
 # --------------------------------------------------------------------------- presets
 
 def _demo() -> dict[str, Any]:
-    """The embedded default: shipped sample, small grid, SmolLM2 on CPU, MemAgent Flat vs
-    TreeAgent, small budgets and generation limits (whole DAG < 15 min on 2 cores)."""
+    """The embedded default: shipped sample, small grid, SmolLM2 on CPU, MemAgent in all
+    four modes, small budgets and generation limits (whole DAG < 15 min on 2 cores).
+
+    Chosen so that Flat and the structural modes section differently (params.yaml says
+    why): C = 768 on 4K contexts cuts each context into ~5-6 sections, and Flat's fixed
+    cuts fall inside an evidence record in 5 of the 7 examples (0 for TreeAgent at B*)."""
+    formats = ["json", "yaml", "html"]  # javascript: the shipped sample is ~500 tokens
     return {
         "preset": "demo",
         "seed": 42,
         "pythonhashseed": 0,
         "acquire": {
             "mode": "sample",
-            "formats": ["json", "yaml"],
+            "formats": list(formats),
             "sources": None,
             "mirror_dir": None,
             "js_repos": {},
@@ -82,7 +87,7 @@ def _demo() -> dict[str, Any]:
             "concurrency": 4,
         },
         "build": {
-            "formats": ["json", "yaml"],
+            "formats": list(formats),
             # one small bucket, a lookup, a two-record lookup and an aggregation per
             # format: the shipped sample's units (~1.5-2.5K tokens) fill 4K within 25%
             "lengths": [4096],
@@ -93,7 +98,7 @@ def _demo() -> dict[str, Any]:
             "tolerance": 0.25,
             "allow_reuse": True,
         },
-        "sectioning": {"base_budget": 2000, "search": SEARCH_RULE},
+        "sectioning": {"base_budget": 768, "search": SEARCH_RULE},
         "retrieval": dict(RETRIEVAL),
         "engine": {
             "name": "transformers",
@@ -101,7 +106,7 @@ def _demo() -> dict[str, Any]:
         },
         "evaluate": {
             "agents": ["memagent"],
-            "methods": ["flat", "treeagent"],
+            "methods": list(METHODS),  # Flat, Tree, Tree+Path, TreeAgent (Table 1's rows)
             "concurrency": 8,
             "cache": ".cache/calls.sqlite",
         },

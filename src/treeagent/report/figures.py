@@ -24,38 +24,95 @@ def _pyplot():
     return plt
 
 
+MIN_WIDTH_IN = 6.4  # inches at DPI: figures are at least 960 px wide (print size)
+DPI = 150
+
+
 def _grid(n: int) -> tuple[int, int]:
     cols = min(n, 4)
     return math.ceil(n / cols), cols
 
 
+def _figure(plt, n: int, panel_w: float, panel_h: float):
+    rows, cols = _grid(max(n, 1))
+    width = max(MIN_WIDTH_IN, panel_w * cols)
+    return plt.subplots(rows, cols, figsize=(width, panel_h * rows), squeeze=False)
+
+
+def _series(ax, groups: list[tuple[str, pd.DataFrame]], y: str, lengths: list[int]) -> None:
+    """One series per method over lengths: lines where there are >= 2 lengths, else
+    grouped bars at the one length (a single point drawn as a line says nothing)."""
+    if len(lengths) >= 2:
+        for method, g in groups:
+            g = g.dropna(subset=[y]).sort_values("length")
+            ax.plot(g["length"], g[y], marker="o", ms=4, lw=1.6,
+                    label=METHOD_NAMES.get(method, method), color=COLORS.get(method))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [length_label(n) for n in lengths], fontsize=8)
+        ax.minorticks_off()
+        ax.set_xlabel("context length (tokens)", fontsize=8)
+        return
+    width = 0.8 / max(len(groups), 1)
+    for i, (method, g) in enumerate(groups):
+        v = g[y].dropna()
+        if len(v):
+            ax.bar(i * width, float(v.iloc[0]), width=width * 0.9,
+                   label=METHOD_NAMES.get(method, method), color=COLORS.get(method))
+    ax.set_xticks([(len(groups) - 1) * width / 2],
+                  [length_label(lengths[0]) if lengths else ""], fontsize=8)
+    ax.set_xlabel("context length (tokens)", fontsize=8)
+
+
 def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None
             ) -> Path:
-    """Figure 2: score (%) vs context length, one panel per agent, one line per method."""
+    """Figure 2: score (%) vs context length, one panel per agent, one series per method;
+    score axes from 0 to 100."""
     plt = _pyplot()
     agent_names = agent_names or {}
     agents = list(dict.fromkeys(curve["agent"]))
-    rows, cols = _grid(max(len(agents), 1))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.8 * rows), squeeze=False)
+    fig, axes = _figure(plt, len(agents), 3.4, 3.0)
     lengths = sorted(set(int(n) for n in curve["length"]))
+    methods = list(dict.fromkeys(curve["method"]))
     for ax, agent in zip(axes.flat, agents):
-        for method in dict.fromkeys(curve["method"]):
-            g = curve[(curve["agent"] == agent) & (curve["method"] == method)].sort_values("length")
-            g = g.dropna(subset=["score"])
-            ax.plot(g["length"], g["score"], marker="o", ms=3.5, label=METHOD_NAMES.get(
-                method, method), color=COLORS.get(method))
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(lengths, [length_label(n) for n in lengths], fontsize=7)
-        ax.minorticks_off()
-        ax.set_title(agent_names.get(agent, agent), fontsize=9)
-        ax.set_ylabel("score (%)", fontsize=8)
+        groups = [(m, curve[(curve["agent"] == agent) & (curve["method"] == m)])
+                  for m in methods]
+        _series(ax, groups, "score", lengths)
+        ax.set_ylim(0, 100)
+        ax.set_title(agent_names.get(agent, agent), fontsize=10)
+        ax.set_ylabel("score (%)", fontsize=9)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(agents):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
+    return _save(fig, plt, path)
+
+
+def evidence_figure(table: pd.DataFrame, path: str | Path) -> Path:
+    """Evidence integrity: share (%) of evidence records split per method, one panel per
+    format, over context lengths (axis from 0 to 100)."""
+    from treeagent.report.tables import DATASET_NAMES
+
+    plt = _pyplot()
+    formats = list(dict.fromkeys(table["format"]))
+    fig, axes = _figure(plt, len(formats), 3.4, 3.0)
+    methods = list(dict.fromkeys(table["method"]))
+    for ax, fmt in zip(axes.flat, formats):
+        t = table[table["format"] == fmt]
+        lengths = sorted(set(int(n) for n in t["length"]))
+        _series(ax, [(m, t[t["method"] == m]) for m in methods], "records_split", lengths)
+        ax.set_ylim(0, 100)
+        ax.set_title(DATASET_NAMES.get(fmt, fmt), fontsize=10)
+        ax.set_ylabel("evidence records split (%)", fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(formats):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return _save(fig, plt, path)
 
 
@@ -66,8 +123,7 @@ def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
     agent_names = agent_names or {}
     agents = [a for a in dict.fromkeys(gains["agent"]) if a != "mean"]
     tasks = task_order(gains["task"])
-    rows, cols = _grid(max(len(agents), 1))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = _figure(plt, len(agents), 3.4, 3.2)
     colors = plt.get_cmap("tab10").colors
     for ax, agent in zip(axes.flat, agents):
         g = gains[gains["agent"] == agent].set_index("task").reindex(tasks)
@@ -92,6 +148,6 @@ def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
 def _save(fig, plt, path: str | Path) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=150, format="png")
+    fig.savefig(out, dpi=DPI, format="png", metadata={"Software": None})
     plt.close(fig)
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,12 @@ import pandas as pd
 from treeagent.report import tables as T
 
 MISSING = "—"
+_NUMERIC = re.compile(r"^[-−+\[\]()\d.,%\s—]*$")
 MAX_MISSING_LISTED = 40
 
 
 class Bold(str):
-    """A table cell to emphasise (best score within a group and column)."""
+    """A table cell to emphasise (the strictly best score within a group and column)."""
 
 
 def fmt(x: Any, digits: int = 2) -> str:
@@ -36,9 +38,10 @@ def _num(x: Any, digits: int = 4) -> float | None:
     return round(float(x), digits)
 
 
-def _markdown(headers: list[str], rows: list[list[str]]) -> str:
+def _markdown(headers: list[str], rows: list[list[str]], table_id: str = "") -> str:
     def cell(c: str) -> str:
-        return f"**{c}**" if isinstance(c, Bold) else str(c)
+        text = str(c).replace("|", "\\|")
+        return f"**{text}**" if isinstance(c, Bold) else text
 
     lines = ["| " + " | ".join(headers) + " |",
              "|" + "|".join(":--" if i == 0 else "--:" for i in range(len(headers))) + "|"]
@@ -46,14 +49,17 @@ def _markdown(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _html(headers: list[str], rows: list[list[str]]) -> str:
+def _html(headers: list[str], rows: list[list[str]], table_id: str = "") -> str:
     def cell(c: str) -> str:
         text = html.escape(str(c))
-        return f"<td><b>{text}</b></td>" if isinstance(c, Bold) else f"<td>{text}</td>"
+        cls = ' class="num"' if _NUMERIC.match(str(c)) else ""
+        return (f"<td{cls}><b>{text}</b></td>" if isinstance(c, Bold)
+                else f"<td{cls}>{text}</td>")
 
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(cell(c) for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    attr = f' id="{html.escape(table_id)}"' if table_id else ""
+    return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _group_label(n: int) -> str:
@@ -73,7 +79,8 @@ def table1_rows(t1: T.Table1, names: dict[str, str]) -> tuple[list[str], list[li
         for col in cols:
             vals = [t1.value(group, m, col) for m in t1.methods]
             vals = [round(v, 2) for v in vals if not math.isnan(v)]
-            best[col] = max(vals) if len(vals) > 1 else None
+            top = max(vals) if len(vals) > 1 else None
+            best[col] = top if top is not None and vals.count(top) == 1 else None  # strict
         for i, method in enumerate(t1.methods):
             row = [label if i == 0 else "", T.METHOD_NAMES.get(method, method)]
             for col in cols:
@@ -86,7 +93,7 @@ def table1_rows(t1: T.Table1, names: dict[str, str]) -> tuple[list[str], list[li
 
 
 def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
-              names: dict[str, str], figures: dict[str, str]
+              names: dict[str, str], figures: dict[str, str], seed: int = 42
               ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     """Report blocks as (kind, payload) plus metrics.json content."""
     t1 = T.table1(cells)
@@ -96,8 +103,9 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
         ("h2", "Table 1: mean answer scores (%)"),
         ("p", "Mean over examples per (dataset, task, length, agent, method) cell, then "
               "tasks and lengths equally per dataset, datasets equally (AVG.), agents "
-              "equally (C.4). Bold: best within each group and column."),
-        ("table", table1_rows(t1, names)),
+              "equally (C.4). Bold: the strictly best method within each group and column "
+              "(no bold on a tie). Examples per cell: in the per-task tables below."),
+        ("table", (*table1_rows(t1, names), "table1")),
     ]
     metrics: dict[str, Any] = {
         "unit": "percent",
@@ -115,9 +123,9 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
             f"{names.get(a, a) if a != 'mean' else 'agent mean'} {fmt(g)}"
             for a, g in gains.items())))
         blocks += [("h2", "Figure 2: score (%) vs context length"),
-                   ("img", figures.get("figure2")),
+                   ("img", (figures.get("figure2"), "figure2")),
                    ("h2", f"Figure 3: per-task gains TreeAgent − Flat on {ds_name} (%)"),
-                   ("img", figures.get("figure3"))]
+                   ("img", (figures.get("figure3"), "figure3"))]
         g = T.task_gains(cells, dataset)
         tasks = T.task_order(g["task"])
         agents = list(dict.fromkeys(g["agent"]))
@@ -126,23 +134,25 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
                 for a in agents]
         if tasks:
             blocks.append(("table", (["Memory agent", *[T.TASK_NAMES.get(t, t) for t in tasks]],
-                                     rows)))
+                                     rows, "figure3-data")))
         r = T.computation_ratios(scores, dataset)
         blocks += [("h2", f"Table 3: realized computation on {ds_name} (TreeAgent / Flat)"),
                    ("table", (["Memory agent", "Model calls", "Input tokens", "Matched"],
                               [[names.get(x.agent, x.agent), fmt(x.calls, 3),
                                 fmt(x.input_tokens, 3), str(x.n)]
-                               for x in r.itertuples()]))]
+                               for x in r.itertuples()], "table3"))]
         metrics["computation"] = {x.agent: {"calls": _num(x.calls),
                                             "input_tokens": _num(x.input_tokens)}
                                   for x in r.itertuples()}
-        d = T.paired_differences(scores, dataset)
+        d = T.paired_differences(scores, dataset, seed=seed)
         blocks += [("h2", f"Table 4: paired differences on {ds_name} (%), 95% CI"),
-                   ("p", "Mean TreeAgent − Flat over matched examples ± 1.96·sd/√n."),
+                   ("p", "Mean TreeAgent − Flat over matched examples; 95% CI: paired "
+                         f"bootstrap ({T.BOOTSTRAP_RESAMPLES} resamples of the matched "
+                         f"pairs, seed {seed})."),
                    ("table", (["Memory agent", "Difference", "95% CI", "Matched"],
                               [[names.get(x.agent, x.agent), fmt(x.diff),
                                 f"[{fmt(x.lo)}, {fmt(x.hi)}]", str(x.n)]
-                               for x in d.itertuples()]))]
+                               for x in d.itertuples()], "table4"))]
         metrics["paired"] = {x.agent: {"diff": _num(x.diff), "lo": _num(x.lo),
                                        "hi": _num(x.hi), "n": int(x.n)}
                              for x in d.itertuples()}
@@ -153,7 +163,7 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
                    ("table", (["Memory agent", "Match rate", "Examples"],
                               [[names.get(x.agent, x.agent) if x.agent != "mean"
                                 else "Agent mean", fmt(x.rate), str(x.n)]
-                               for x in s.itertuples()]))]
+                               for x in s.itertuples()], "match-rate"))]
         metrics["section_match_rate"] = {x.agent: _num(x.rate) for x in s.itertuples()}
     else:
         blocks.append(("p", "Flat vs TreeAgent comparisons (Figures 2-3, Tables 3-4, "
@@ -165,10 +175,14 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
         listed = missing.head(MAX_MISSING_LISTED)
         blocks.append(("table", (["Dataset", "Agent", "Method", "Task", "Length"],
                                  [[r.dataset, r.agent, r.method, r.task, T.length_label(r.length)]
-                                  for r in listed.itertuples()])))
+                                  for r in listed.itertuples()], "missing")))
         if len(missing) > len(listed):
             blocks.append(("p", f"… and {len(missing) - len(listed)} more."))
     return blocks, metrics
+
+
+def _img(payload: Any) -> tuple[str | None, str]:
+    return payload if isinstance(payload, tuple) else (payload, "")
 
 
 def _write_markdown(blocks: list[tuple[str, Any]], title: str) -> str:
@@ -178,11 +192,34 @@ def _write_markdown(blocks: list[tuple[str, Any]], title: str) -> str:
             out += [f"## {payload}", ""]
         elif kind == "p":
             out += [payload, ""]
+        elif kind == "note":
+            out += [f"> {payload}", ""]
         elif kind == "table":
             out += [_markdown(*payload), ""]
+        elif kind == "kv":
+            out += [_markdown(["", ""], payload[0]), ""]
+        elif kind == "links":
+            out += [f"- [{text}]({href})" for text, href in payload] + [""]
         elif kind == "img":
-            out += [f"![{Path(payload).stem}]({payload})" if payload else MISSING, ""]
+            src, _ = _img(payload)
+            out += [f"![{Path(src).stem}]({src})" if src else MISSING, ""]
     return "\n".join(out)
+
+
+STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+  color:#1d1d1f;max-width:1180px;margin:2em auto;padding:0 1.5em;background:#fff}
+h1{font-size:1.7em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:1.8em;
+  border-bottom:2px solid #e4e4e7;padding-bottom:.2em}
+p.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6em .9em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-variant-numeric:tabular-nums}
+th{background:#f4f4f5;font-weight:600}td,th{padding:4px 10px;border:1px solid #e4e4e7;
+  text-align:left;vertical-align:top}td.num{text-align:right}
+tbody tr:nth-child(even){background:#fafafa}td b{color:#b00020}
+table.kv td{text-align:left}table.kv td:first-child{font-weight:600;white-space:nowrap}
+figure{margin:1em 0}figure img{width:100%;max-width:1100px;border:1px solid #e4e4e7}
+ul.links li{margin:.2em 0}
+"""
 
 
 def _write_html(blocks: list[tuple[str, Any]], title: str) -> str:
@@ -192,23 +229,44 @@ def _write_html(blocks: list[tuple[str, Any]], title: str) -> str:
             body.append(f"<h2>{html.escape(payload)}</h2>")
         elif kind == "p":
             body.append(f"<p>{html.escape(payload)}</p>")
+        elif kind == "note":
+            body.append(f'<p class="note">{html.escape(payload)}</p>')
         elif kind == "table":
             body.append(_html(*payload))
+        elif kind == "kv":
+            rows, table_id = payload
+            cells = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}"
+                            f"</td></tr>" for k, v in rows)
+            body.append(f'<section id="{html.escape(table_id)}"><table class="kv">'
+                        f"<tbody>{cells}</tbody></table></section>")
+        elif kind == "links":
+            items = "".join(f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>'
+                            for text, href in payload)
+            body.append(f'<ul class="links">{items}</ul>')
         elif kind == "img":
-            body.append(f'<img src="{html.escape(payload)}" alt="{html.escape(payload)}">'
-                        if payload else f"<p>{MISSING}</p>")
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
-             "table{border-collapse:collapse;margin:1em 0}td,th{padding:2px 8px;"
-             "border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child"
-             "{text-align:left}img{max-width:100%}")
-    return (f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>"
-            f"{html.escape(title)}</title><style>{style}</style></head><body>\n"
+            src, fig_id = _img(payload)
+            body.append(f'<figure id="{html.escape(fig_id)}"><img src="{html.escape(src)}" '
+                        f'alt="{html.escape(fig_id or src)}"></figure>'
+                        if src else f"<p>{MISSING}</p>")
+    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width\"><title>"
+            f"{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")
 
 
 def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
-                 agent_names: dict[str, str] | None = None) -> dict[str, Any]:
-    """Write report.md, index.html, figures/ and metrics.json under ``out``; return metrics."""
+                 agent_names: dict[str, str] | None = None, *,
+                 evidence: pd.DataFrame | None = None,
+                 evidence_records: pd.DataFrame | None = None,
+                 provenance: dict[str, Any] | None = None,
+                 validation: list[str] | None = None, seed: int = 42,
+                 note: str | None = None) -> dict[str, Any]:
+    """Write report.md, index.html (one list of blocks), figures/ and metrics.json under
+    ``out``; return metrics. ``evidence``/``evidence_records``: the rows of
+    :mod:`treeagent.evidence`; ``provenance``: :func:`treeagent.report.provenance.collect`;
+    ``validation``: gate result files to link; ``seed``: the bootstrap's; ``note``: a
+    sentence shown under the title."""
+    from treeagent.report import blocks as B
     from treeagent.report import figures as F
 
     T.check_scores(scores)
@@ -224,7 +282,23 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
         if len(gains):
             F.figure3(gains, out_dir / "figures" / "figure3.png", names)
             figs["figure3"] = "figures/figure3.png"
-    blocks, metrics = _sections(scores, cells, dataset, names, figs)
+    blocks, metrics = _sections(scores, cells, dataset, names, figs, seed)
+    head: list[tuple[str, Any]] = [("note", note)] if note else []
+    if provenance:
+        head += B.provenance_blocks(provenance)
+    tail: list[tuple[str, Any]] = B.task_length_blocks(cells, names)
+    if evidence is not None and len(evidence):
+        table = T.evidence_integrity(evidence)
+        F.evidence_figure(table, out_dir / "figures" / "evidence.png")
+        tail += B.evidence_blocks(table, "figures/evidence.png")
+        metrics["evidence_records_split"] = {
+            m: _num(100 * g["split"].sum() / g["records"].sum()) if g["records"].sum()
+            else None for m, g in table.groupby("method", sort=False)}
+    tail += B.sample_blocks(scores, evidence_records, names)
+    tail += B.validation_blocks(validation or [], out_dir)
+    missing_at = next(i for i, b in enumerate(blocks) if b[0] == "h2"
+                      and str(b[1]).startswith("Missing cells"))
+    blocks = head + blocks[:missing_at] + tail + blocks[missing_at:]
     title = "TreeAgent benchmark report"
     (out_dir / "report.md").write_text(_write_markdown(blocks, title), encoding="utf-8")
     (out_dir / "index.html").write_text(_write_html(blocks, title), encoding="utf-8")

@@ -32,7 +32,7 @@ TASK_NAMES = {
     "numeric_extremum": "Numeric Extremum",
 }
 KEY = ["dataset", "task", "length", "agent", "method"]
-Z95 = 1.96
+BOOTSTRAP_RESAMPLES = 2000
 
 
 def ordered(values: Any, canonical: tuple[str, ...]) -> list[Any]:
@@ -260,20 +260,72 @@ def computation_ratios(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFr
     return pd.DataFrame(rows, columns=["agent", "n", "calls", "input_tokens"])
 
 
-def paired_differences(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFrame:
-    """Table 4 (C.5): mean TreeAgent - Flat (%) over matched examples, 95% normal CI.
+def bootstrap_ci(values: Any, seed: int = 42, resamples: int = BOOTSTRAP_RESAMPLES,
+                 level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean of ``values`` (resampled with replacement,
+    ``numpy.random.default_rng(seed)``); NaN bounds with fewer than two values."""
+    import numpy as np
 
-    CI = mean +- 1.96 * sd / sqrt(n) with the sample standard deviation (ddof = 1).
-    """
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    tail = 100 * (1 - level) / 2
+    lo, hi = np.percentile(means, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def paired_differences(scores: pd.DataFrame, dataset: str = "json", seed: int = 42,
+                       resamples: int = BOOTSTRAP_RESAMPLES) -> pd.DataFrame:
+    """Table 4 (C.5): mean TreeAgent - Flat (%) over matched examples with a paired
+    bootstrap 95% CI (the matched pairs resampled together, seeded: :func:`bootstrap_ci`)."""
     p = pairs(scores, dataset)
     rows = []
     for agent in ordered(scores["agent"], AGENTS):
         d = 100 * (p.loc[p["agent"] == agent, "score_a"] - p.loc[p["agent"] == agent, "score_b"])
         n = len(d)
         mean = float(d.mean()) if n else math.nan
-        half = Z95 * float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-        rows.append({"agent": agent, "n": n, "diff": mean, "lo": mean - half, "hi": mean + half})
+        lo, hi = bootstrap_ci(d.to_numpy(), seed, resamples)
+        rows.append({"agent": agent, "n": n, "diff": mean, "lo": lo, "hi": hi})
     return pd.DataFrame(rows, columns=["agent", "n", "diff", "lo", "hi"])
+
+
+def task_length_scores(cells: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """Per (agent, method, task, length) of one dataset: mean score (%) and n examples."""
+    c = cells[cells["dataset"] == dataset]
+    design = Design.of(cells)
+    rank = {t: i for i, t in enumerate(task_order(c["task"]))}
+    out = c.assign(score=100 * c["score"],
+                   _a=c["agent"].map({a: i for i, a in enumerate(design.agents)}),
+                   _m=c["method"].map({m: i for i, m in enumerate(design.methods)}),
+                   _t=c["task"].map(rank))
+    out = out.sort_values(["_a", "_m", "_t", "length"])
+    return out[["agent", "method", "task", "length", "score", "n"]].reset_index(drop=True)
+
+
+def evidence_integrity(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per tokenizer, format, length and method (one row per example and tokenizer even
+    when several agents share it): examples, located records, share (%) of records
+    split, share of examples with a split record, and for aggregation tasks the share of
+    in-scope records split."""
+    r = rows.drop_duplicates(["tokenizer", "example_id", "method"])
+    r = r.assign(agg_split=r["split"].where(r["aggregation"], 0),
+                 agg_located=r["located"].where(r["aggregation"], 0),
+                 any_split=(r["split"] > 0).astype(int))
+    g = r.groupby(["tokenizer", "format", "length", "method"], sort=False).agg(
+        examples=("example_id", "count"), records=("located", "sum"),
+        split=("split", "sum"), any_split=("any_split", "sum"),
+        agg_split=("agg_split", "sum"), agg_located=("agg_located", "sum"),
+        sections=("sections", "mean")).reset_index()
+    g["records_split"] = 100 * g["split"] / g["records"].where(g["records"] > 0)
+    g["examples_split"] = 100 * g["any_split"] / g["examples"]
+    g["in_scope_split"] = 100 * g["agg_split"] / g["agg_located"].where(g["agg_located"] > 0)
+    fmt_rank = {f: i for i, f in enumerate(ordered(g["format"], DATASETS))}
+    m_rank = {m: i for i, m in enumerate(ordered(g["method"], METHODS))}
+    g = g.assign(_f=g["format"].map(fmt_rank), _m=g["method"].map(m_rank))
+    g = g.sort_values(["tokenizer", "_f", "length", "_m"]).drop(columns=["_f", "_m"])
+    return g.reset_index(drop=True)
 
 
 def section_match_rate(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFrame:

@@ -1,0 +1,183 @@
+"""Report blocks beyond Tables 1/3/4 and Figures 2/3: provenance, per-task x length tables
+for every dataset, evidence integrity, sample predictions and the gate results.
+
+A block is ``(kind, payload)``: ``h2``/``p`` text, ``table`` (headers, rows, id), ``img``
+(path, id), ``kv`` (rows of key, value, id), ``links`` (rows of text, href).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from treeagent.report import tables as T
+
+SAMPLES_PER_METHOD = 5
+PREDICTION_CHARS = 160
+SMALL_MODEL_NOTE = (
+    "The demo's SmolLM2-135M-Instruct is a 135M-parameter model and scores near zero on "
+    "these questions whichever method it reads; the measurement is the paper preset with "
+    "the real checkpoints (python -m treeagent.config write --preset paper), while the "
+    "evidence-integrity tables below need no model at all.")
+
+
+def _pct(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{float(x):.1f}%"
+
+
+def provenance_blocks(prov: dict[str, Any]) -> list[tuple[str, Any]]:
+    rows = [[f"model ({T.AGENT_NAMES.get(a, a)})", f"{m} @ {r}"] for a, m, r in prov["models"]]
+    rows += [[f"tokenizer ({T.AGENT_NAMES.get(a, a)})", t]
+             for a, t in prov.get("tokenizers", {}).items()]
+    rows += [["engine", prov["engine"]], ["preset", prov["preset"]],
+             ["params hash (sha256)", prov["params_hash"]]]
+    diff = prov.get("params_diff") or []
+    rows.append(["params differing from the preset",
+                 "; ".join(f"{k} = {json.dumps(v)} (preset {json.dumps(p)})"
+                           for k, v, p in diff) or "none"])
+    rows += [["git commit", prov["commit"]], ["date", prov["date"]],
+             ["treeagent", prov["treeagent"]]]
+    return [("h2", "Provenance"), ("kv", (rows, "provenance"))]
+
+
+def task_length_blocks(cells: pd.DataFrame, names: dict[str, str]) -> list[tuple[str, Any]]:
+    """One table per dataset: rows agent x method x task, columns lengths, 'score (n)'."""
+    out: list[tuple[str, Any]] = [("h2", "Scores per task and length (%, n examples)")]
+    for ds in T.ordered(cells["dataset"], T.DATASETS):
+        t = T.task_length_scores(cells, ds)
+        lengths = sorted(set(int(n) for n in t["length"]))
+        lookup = {(r.agent, r.method, r.task, int(r.length)): (r.score, int(r.n))
+                  for r in t.itertuples()}
+        rows = []
+        for (agent, method, task), _ in t.groupby(["agent", "method", "task"], sort=False):
+            row = [names.get(agent, agent), T.METHOD_NAMES.get(method, method),
+                   T.TASK_NAMES.get(task, task)]
+            for n in lengths:
+                v = lookup.get((agent, method, task, n))
+                row.append("—" if v is None else f"{v[0]:.1f} ({v[1]})")
+            rows.append(row)
+        out += [("p", f"{T.DATASET_NAMES.get(ds, ds)}:"),
+                ("table", (["Memory agent", "Method", "Task",
+                            *[T.length_label(n) for n in lengths]], rows, f"tasks-{ds}"))]
+    return out
+
+
+def evidence_blocks(table: pd.DataFrame, figure: str | None) -> list[tuple[str, Any]]:
+    tokenizers = list(dict.fromkeys(table["tokenizer"]))
+    out: list[tuple[str, Any]] = [
+        ("h2", "Evidence integrity: records split by each method's sections"),
+        ("p", "For every example, the records its answer depends on (the asked records; "
+              "for aggregations every in-scope record) located in the context, and the "
+              "sections each method reads counted with the evaluated model's tokenizer "
+              f"({', '.join(tokenizers)}): Flat at C, Tree/Tree+Path/TreeAgent at B*. A "
+              "record is split when its content spans more than one section. No model "
+              "call is involved."),
+    ]
+    several = len(tokenizers) > 1
+    rows = []
+    for r in table.itertuples():
+        rows.append([*([r.tokenizer] if several else []), T.DATASET_NAMES.get(r.format, r.format),
+                     T.length_label(r.length), T.METHOD_NAMES.get(r.method, r.method),
+                     str(r.examples), str(int(r.records)), f"{r.sections:.1f}",
+                     _pct(r.records_split), _pct(r.examples_split), _pct(r.in_scope_split)])
+    out.append(("table", ([*(["Tokenizer"] if several else []), "Format", "Length", "Method",
+                           "Examples", "Records", "Sections", "Records split",
+                           "Examples with a split record", "In-scope records split "
+                           "(aggregations)"], rows, "evidence")))
+    totals = table.groupby("method", sort=False)[["split", "records"]].sum()
+    out.append(("p", "Records split over all examples: " + ", ".join(
+        f"{T.METHOD_NAMES.get(m, m)} {_pct(100 * r.split / r.records if r.records else None)}"
+        for m, r in totals.iterrows()) + "."))
+    if figure:
+        out += [("h2", "Figure E: evidence records split (%) per format and length"),
+                ("img", (figure, "figure-evidence"))]
+    return out
+
+
+def _evidence_note(records: pd.DataFrame | None, example: str, agent: str, method: str
+                   ) -> str:
+    if records is None or not len(records):
+        return "—"
+    r = records[(records["example_id"] == example) & (records["agent"] == agent)
+                & (records["method"] == method)]
+    if not len(r):
+        return "—"
+    spans = [f"chars {int(a)}–{int(b)}: {int(n)} section{'s' if n != 1 else ''}"
+             for a, b, n in zip(r["start"], r["end"], r["sections_spanned"]) if pd.notna(a)]
+    split = int((r["sections_spanned"] > 1).sum())
+    head = f"{len(r)} record{'s' if len(r) != 1 else ''}, {split} split"
+    return head + ("; " + "; ".join(spans[:2]) + (" …" if len(spans) > 2 else "")
+                   if spans else "")
+
+
+def _short(text: Any) -> str:
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return "(no response)"
+    one = " ".join(str(text).split())
+    return one if len(one) <= PREDICTION_CHARS else one[:PREDICTION_CHARS - 1] + "…"
+
+
+def sample_examples(scores: pd.DataFrame, k: int = SAMPLES_PER_METHOD) -> list[str]:
+    """``k`` example ids scored under every method, taken in turn from each dataset."""
+    methods = set(scores["method"])
+    per = scores.groupby("example_id")["method"].agg(set)
+    common = sorted(e for e, ms in per.items() if ms == methods)
+    by_ds: dict[str, list[str]] = {}
+    ds_of = dict(zip(scores["example_id"], scores["dataset"]))
+    for e in common:
+        by_ds.setdefault(ds_of[e], []).append(e)
+    order = [by_ds[d] for d in T.ordered(by_ds, T.DATASETS)]
+    picked: list[str] = []
+    while len(picked) < k and any(order):
+        for lst in order:
+            if lst and len(picked) < k:
+                picked.append(lst.pop(0))
+    return picked
+
+
+def sample_blocks(scores: pd.DataFrame, records: pd.DataFrame | None,
+                  names: dict[str, str]) -> list[tuple[str, Any]]:
+    ids = sample_examples(scores)
+    out: list[tuple[str, Any]] = [
+        ("h2", f"Sample predictions ({len(ids)} examples per method)"),
+        ("p", "The same examples under every method: the reference, the final response "
+              "(whitespace collapsed, cut at 160 characters), its score and where the "
+              "evidence sits in that method's sections."),
+    ]
+    agents = T.ordered(scores["agent"], T.AGENTS)
+    for agent in agents:
+        for method in T.ordered(scores["method"], T.METHODS):
+            s = scores[(scores["agent"] == agent) & (scores["method"] == method)
+                       ].set_index("example_id")
+            rows = [[e, _short(s.at[e, "reference"]), _short(s.at[e, "prediction"]),
+                     f"{100 * float(s.at[e, 'score']):.0f}",
+                     _evidence_note(records, e, agent, method)]
+                    for e in ids if e in s.index]
+            out += [("p", f"{names.get(agent, agent)} / {T.METHOD_NAMES.get(method, method)}:"),
+                    ("table", (["Example", "Reference", "Prediction", "Score", "Evidence"],
+                               rows, f"samples-{agent}-{method}"))]
+    return out
+
+
+def validation_blocks(files: list[str], out_dir: Path) -> list[tuple[str, Any]]:
+    """Links to the Great Expectations results (``reports/validation/<gate>.json``)."""
+    rows = []
+    for f in files:
+        path = Path(f)
+        ok = "—"
+        try:
+            ok = "passed" if json.loads(path.read_text())["success"] else "FAILED"
+        except (OSError, ValueError, KeyError):
+            pass
+        try:
+            href = path.resolve().relative_to(out_dir.resolve()).as_posix()
+        except ValueError:
+            href = path.resolve().as_uri()
+        rows.append((f"{path.stem} gate: {ok}", href))
+    return [("h2", "Great Expectations gates"), ("links", rows)] if rows else []
