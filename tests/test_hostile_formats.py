@@ -170,8 +170,9 @@ def test_tiny_budgets_give_no_empty_sections(doc, style, budget, search):
     r = section_text(text, fmt, TOK, budget, search=search)
     for s in r.sections:
         assert s.end > s.start, (s.path, s.start)
-        if s.kind == "span":  # a fragment keeps at least one character of content
-            node = s.node
+        node = s.node
+        if s.kind == "span" and (s.start, s.end) != (node.start, node.end):
+            # a fragment (not the whole leaf) keeps at least one character of content
             assert min(s.end, node.cut_end) > max(s.start, node.cut_start), s.path
         if s.node is not None and s.node.kind in ("number", "literal"):
             assert s.kind != "span"
@@ -200,3 +201,25 @@ def test_long_strings_parse_without_memory_per_character(fmt, wrap, body):
         tracemalloc.stop()
     assert any(n.end - n.start >= len(value) for n in tree.nodes)
     assert peak < 6 * len(text)  # the regex scan once held ~150 bytes per character
+
+
+def test_long_leaves_split_by_estimates_stay_within_the_budget():
+    prose = " ".join(f"word{i % 97} and some prose, sentence {i}." for i in range(6000))
+    text = json.dumps({"s": prose})
+    r = section_text(text, "json", TOK, 300, search=False)
+    spans = [s for s in r.sections if s.kind == "span"]
+    assert len(spans) > 50
+    assert all(s.tokens <= 300 for s in spans)
+    assert all(s.tokens >= 0.7 * 300 for s in spans[:-1])  # natural cuts keep >= 75%
+    assert "".join(text[s.start:s.end] for s in spans) == text[spans[0].start:spans[-1].end]
+
+
+def test_yaml_comments_stay_with_their_neighbour():
+    text = ("# about the file\nname: a b c d e f g h\ncount: 12345\n"
+            "items:\n  # first item\n  - alpha beta gamma delta\n  - 3.5  # pi-ish\n")
+    r = section_text(text, "yaml", TOK, 6, search=False)
+    joined = "\n".join(s.text(text) for s in r.sections)
+    for comment in ("# about the file", "# first item", "# pi-ish"):
+        assert comment in joined
+    first = r.sections[0].text(text)
+    assert first.startswith("# about the file\nname:")
