@@ -366,3 +366,57 @@ def test_report_cli_no_files(tmp_path, monkeypatch, capsys):
     rc = _cli(["report", "--scores", "runs/**/scores*.parquet"])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error: --scores: no Parquet files match")
+
+
+# ---------------------------------------------------------------- issue 17 additions
+
+def test_table1_bolds_only_a_strict_best():
+    from treeagent.report.render import Bold, table1_rows
+
+    rows = []
+    for method, score in (("flat", 0.5), ("treeagent", 0.5), ("tree", 0.25)):
+        rows.append(_row(example_id="e", dataset="json", task="one_field", length=K8,
+                         agent="memagent", method=method, score=score))
+    _, table = table1_rows(T.table1(T.cell_means(pd.DataFrame(rows))), T.AGENT_NAMES)
+    assert not any(isinstance(c, Bold) for row in table for c in row)  # a tie: no bold
+    rows[1]["score"] = 0.75
+    _, table = table1_rows(T.table1(T.cell_means(pd.DataFrame(rows))), T.AGENT_NAMES)
+    bold = [(row[1], c) for row in table for c in row if isinstance(c, Bold)]
+    assert [m for m, _ in bold] == ["TreeAgent"] * 4  # JSON and AVG., agent and mean rows
+
+
+def test_task_length_scores_give_n_per_cell(cells):
+    t = T.task_length_scores(cells, "json")
+    row = t[(t.agent == "memagent") & (t.method == "flat") & (t.task == "conditional_count")
+            & (t.length == K8)].iloc[0]
+    assert row["n"] == 4 and row["score"] == pytest.approx(25.0)
+    assert set(t["task"]) == {"one_field", "conditional_count"}
+
+
+def test_evidence_integrity_table_by_hand():
+    rows = []
+    for ex, agg, split, located in (("a", False, 1, 1), ("b", True, 2, 8), ("c", True, 0, 4)):
+        for agent in ("memagent", "infmem"):  # same tokenizer: counted once
+            rows.append({"tokenizer": "qwen3", "example_id": ex, "format": "json",
+                         "length": K8, "method": "flat", "agent": agent, "split": split,
+                         "located": located, "aggregation": agg, "sections": 4})
+    t = T.evidence_integrity(pd.DataFrame(rows)).iloc[0]
+    assert t["examples"] == 3 and t["records"] == 13
+    assert t["records_split"] == pytest.approx(100 * 3 / 13)
+    assert t["examples_split"] == pytest.approx(100 * 2 / 3)
+    assert t["in_scope_split"] == pytest.approx(100 * 2 / 12)
+
+
+def test_provenance_lists_params_that_differ_from_the_preset():
+    from types import SimpleNamespace
+
+    from treeagent import config
+    from treeagent.report import provenance
+
+    data = config.preset("demo")
+    config.assign(data, "build.per_cell", 3)
+    prov = provenance.collect(SimpleNamespace(data=data), pd.DataFrame(synthetic_rows()))
+    assert prov["params_diff"] == [("build.per_cell", 3, 1)]
+    assert prov["models"] == [("infmem", "m", "r1"), ("memagent", "m", "r1")]
+    assert prov["params_hash"] != provenance.params_hash(config.preset("demo"))
+    assert len(prov["commit"]) >= 7
