@@ -1,5 +1,5 @@
 """Prefect flow ``benchmark``: the whole DAG (acquire -> validate_raw -> build ->
-validate_examples -> evaluate x (agent, method) -> score -> report).
+validate_examples -> evidence, evaluate x (agent, method) -> score -> report).
 
 By default it runs ``dvc repro`` as one task: DVC decides which stages are stale (a new
 model revision reruns only that agent's evaluate/score stages and the report) and each
@@ -82,6 +82,7 @@ def _in_process(params: str) -> None:
     from acquire import acquire_flow
     from build import build_flow
     from evaluate import evaluate_flow
+    from evidence import evidence_flow
     from report import report_flow
     from score import score_flow
     from validate import validate_flow
@@ -91,6 +92,7 @@ def _in_process(params: str) -> None:
     validate_flow("raw", params)
     build_flow(params)
     validate_flow("examples", params)
+    evidence_flow(params)
     for agent in p.agents:
         for method in p.methods:
             evaluate_flow(agent, method, params)
