@@ -173,3 +173,17 @@ def test_duplicate_keys_in_params_are_refused_naming_the_key(tmp_path):
     nested.write_text(text.replace("engine:\n", "engine:\n  name: openai\n", 1))
     with pytest.raises(config.ParamsError, match="duplicate key 'name'"):
         config.load(nested)
+
+
+def test_capped_replies_are_reported(capsys):
+    long = " ".join(f"w{i}" for i in range(3000))
+
+    async def reply(body, writer):
+        text = _completion(long, completion_tokens=2)  # ignores max_tokens
+        writer.write(_head(200, len(text)) + text)
+
+    with HostileServer(reply) as server:
+        code, out, err = _run(capsys, *_openai(server))
+    assert "note: replies refused over max_reply_bytes 0, cut to max_tokens " in err
+    n = int(err.split("cut to max_tokens ")[1].split(",")[0])
+    assert n >= 1 and "Traceback" not in err

@@ -223,3 +223,18 @@ def test_yaml_comments_stay_with_their_neighbour():
         assert comment in joined
     first = r.sections[0].text(text)
     assert first.startswith("# about the file\nname:")
+
+
+def test_split_html_containers_keep_their_attributes_in_the_path():
+    para = "word " * 80
+    text = (f'<html><body><div class="main content" id="x" hidden data-v=3>'
+            f"<p>{para}</p><p>{para}</p></div></body></html>")
+    r = section_text(text, "html", TOK, 40, search=False)
+    assert len(r.sections) > 2
+    for s in r.sections:  # every section lies inside the split div
+        assert "/div[@class='main content'][@id='x'][@hidden][@data-v='3']/" in s.path
+    whole = section_text(text, "html", TOK, 10_000, search=False)
+    assert [s.path for s in whole.sections] == ["/"]  # unsplit: the tag is in the text
+    long = text.replace('id="x"', 'id="' + "y" * 500 + '"')
+    path = section_text(long, "html", TOK, 40, search=False).sections[0].path
+    assert "y" * 59 + "\u2026" in path and len(path) < 300

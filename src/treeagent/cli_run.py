@@ -186,6 +186,14 @@ def _run_with_progress(run_programs, programs, engine, cache):
             print(file=sys.stderr)
 
 
+def _note_capped(stats: dict | None) -> None:
+    """One stderr line when the engine capped replies (openai/vllm ``engine.stats``)."""
+    if stats and any(stats.values()):
+        print(f"note: replies refused over max_reply_bytes {stats['capped_bytes']}, cut to "
+              f"max_tokens {stats['capped_tokens']}, calls past their deadline "
+              f"{stats['deadline_exceeded']}", file=sys.stderr)
+
+
 def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, cache,
             trace) -> int:
     import asyncio
@@ -224,6 +232,8 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
     print(extract_answer(result.prediction))
     print(f"calls {result.calls}, input tokens {result.input_tokens}, output tokens "
           f"{result.output_tokens}, seconds {result.seconds:.1f}")
+    _note_capped(getattr(engine, "stats", None) or getattr(
+        getattr(engine, "_client", None), "stats", None))
     if result.prediction is None:
         return _fail(f"no answer: {result.error}", 1)
     return 0

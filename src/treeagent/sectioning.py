@@ -27,6 +27,12 @@ _NATURAL = (re.compile(r"[.!?;:][\"')\]]*\s+"), re.compile(r"\n"), re.compile(r"
 _FILL = 0.75  # a natural boundary is taken when it keeps >= 75% of the fragment (A.1)
 
 Tok = Callable[[int, int], int]
+_START_TAG = re.compile(r"""<[^\t\n\f\r />]++((?:[^>"']++|"[^"]*+"|'[^']*+')*+)""")
+_ATTRIBUTE = re.compile(
+    r"""([^\t\n\f\r /=>"']++)(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+"""
+    r"""(?:"([^"]*+)"|'([^']*+)'|([^\t\n\f\r >]++)))?""")
+_ATTR_VALUE = 60
+_ATTR_STEP = 160
 
 
 @dataclass(slots=True)
@@ -65,6 +71,7 @@ class Sectioner:
         self.index = index
         self._exact: dict[tuple[int, int, str, str], int] = {}
         self._safe = format_safe_cut(tree.format)
+        self._attrs: dict[int, str] = {}
 
     # -- token counts -------------------------------------------------------------
     def exact(self, start: int, end: int, prefix: str = "", suffix: str = "") -> int:
@@ -264,12 +271,51 @@ class Sectioner:
         return out
 
     def section_path(self, s: Section) -> str | None:
-        """a_t of Eq. 13."""
+        """a_t of Eq. 13. HTML: every ancestor of a section was split, so its start tag
+        is in no section; its attributes are kept in its path step instead."""
         if s.node is None:
             return None
         if s.kind == "siblings":
-            return f"({self.tree.path(s.node)}, [{s.first}, {s.last}])"
-        return self.tree.path(s.node)
+            return f"({self._path(s.node, True)}, [{s.first}, {s.last}])"
+        return self._path(s.node, False)
+
+    def _path(self, node: Node, split: bool) -> str:
+        if self.tree.format != "html":
+            return self.tree.path(node)
+        steps: list[str] = []
+        cur: Node | None = node
+        while cur is not None and cur.parent is not None:
+            steps.append(cur.step + (self._attributes(cur) if split or cur is not node else ""))
+            cur = cur.parent
+        return (self.tree.root_path + "".join(reversed(steps))) or "/"
+
+    def _attributes(self, node: Node) -> str:
+        """``[@name='value']`` predicates of an element's start tag (values over
+        ``_ATTR_VALUE`` characters shortened, at most ``_ATTR_STEP`` characters a step)."""
+        if node.kind != "element":
+            return ""
+        hit = self._attrs.get(node.id)
+        if hit is None:
+            stop = node.children[0].start if node.children else node.end
+            m = _START_TAG.match(self.text, node.start, stop)
+            parts: list[str] = []
+            size = 0
+            for a in _ATTRIBUTE.finditer(m.group(1) if m else ""):
+                name, value = a.group(1), a.group(2) or a.group(3) or a.group(4)
+                if value is None:
+                    part = f"[@{name}]"
+                else:
+                    if len(value) > _ATTR_VALUE:
+                        value = value[: _ATTR_VALUE - 1] + "\u2026"
+                    part = "[@{}={}]".format(name, "'" + value + "'" if "'" not in value
+                                             else '"' + value.replace('"', "&quot;") + '"')
+                if size + len(part) > _ATTR_STEP:
+                    parts.append("[\u2026]")
+                    break
+                parts.append(part)
+                size += len(part)
+            hit = self._attrs[node.id] = "".join(parts)
+        return hit
 
 
 def count(sectioner: Sectioner, budget: int) -> int:
