@@ -187,3 +187,27 @@ def test_capped_replies_are_reported(capsys):
     assert "note: replies refused over max_reply_bytes 0, cut to max_tokens " in err
     n = int(err.split("cut to max_tokens ")[1].split(",")[0])
     assert n >= 1 and "Traceback" not in err
+
+
+def test_timeout_and_retries_are_engine_options_in_params(tmp_path):
+    import yaml
+
+    from treeagent.llm import make_engine
+
+    data = config.preset("demo")
+    data["engine"] = {"name": "openai", "options": {
+        "base_urls": ["http://127.0.0.1:8000/v1"], "timeout": 30, "max_retries": 2,
+        "deadline": 45, "max_reply_bytes": 2**20}}
+    p = tmp_path / "params.yaml"
+    p.write_text(yaml.safe_dump(data))
+    params = config.load(p)
+    agent = next(iter(params.data["agents"]))
+    name, kwargs = params.engine_spec(agent)
+    eng = make_engine(name, **kwargs)
+    assert (eng.timeout, eng.max_retries, eng.deadline, eng.max_reply_bytes) == \
+        (30, 2, 45, 2**20)
+    data["engine"]["options"]["base_urls"] = ["ftp://x"]
+    p.write_text(yaml.safe_dump(data))
+    name, kwargs = config.load(p).engine_spec(agent)
+    with pytest.raises(ValueError, match="invalid base URL"):
+        make_engine(name, **kwargs)
