@@ -238,3 +238,42 @@ def test_split_html_containers_keep_their_attributes_in_the_path():
     long = text.replace('id="x"', 'id="' + "y" * 500 + '"')
     path = section_text(long, "html", TOK, 40, search=False).sections[0].path
     assert "y" * 59 + "\u2026" in path and len(path) < 300
+
+
+_json_bits = st.lists(st.sampled_from(
+    ['{', '}', '[', ']', ':', ',', '"a"', '"\\u00e9"', '"\\x"', '"\x01"', '1', '-0', '01',
+     '1.5e3', '1.', 'true', 'tru', 'null', ' ', '\n', 'x', '"']), max_size=14).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_bits)
+def test_iterative_json_check_agrees_with_the_c_decoder(text):
+    """The check used past the C decoder's recursion limit gives the same verdict, end and
+    error place as the C decoder on shallow text."""
+    from treeagent.formats import json_format
+
+    def verdict(check):
+        try:
+            return ("ok", check())
+        except ParseError as exc:
+            return ("error", exc.line, exc.col, exc.message)
+        except json.JSONDecodeError as exc:
+            return ("error", exc.lineno, exc.colno, exc.msg)
+
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    if start == len(text):
+        return
+    c = verdict(lambda: json.JSONDecoder().raw_decode(text, start)[1])
+    mine = verdict(lambda: json_format._validate_deep(text, start))
+    assert mine == c
+
+
+def test_json_nested_past_the_recursion_limit_is_sectioned():
+    depth = 20_000
+    text = '{"a": ' * depth + '[1, "x", true]' + "}" * depth
+    r = section_text(text, "json", TOK, 2000, search=False)
+    assert len(r.tree.nodes) == depth + 4
+    with pytest.raises(ParseError) as err:
+        formats.parse("[" * depth + "1 2" + "]" * depth, "json")
+    assert (err.value.line, err.value.col, err.value.message) == \
+        (1, depth + 3, "Expecting ',' delimiter")

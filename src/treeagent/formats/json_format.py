@@ -39,11 +39,61 @@ def _validate(text: str) -> None:
         raise ParseError(exc.msg, exc.lineno, exc.colno) from None
     except ValueError as exc:  # NaN / Infinity
         raise ParseError.at(text, start, str(exc)) from None
-    except RecursionError:
-        raise ParseError.at(text, start, "nesting too deep") from None
+    except RecursionError:  # deeper than the C decoder recurses: check iteratively
+        end = _validate_deep(text, start)
     rest = len(text) - len(text[end:].lstrip(" \t\r\n"))
     if rest < len(text):
         raise ParseError.at(text, rest, "extra data after the JSON value")
+
+
+_DEEP_TOKEN = re.compile(r'[ \t\r\n]*+(?:(")|([{}\[\]:,])|(-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?'
+                         r'(?:[eE][+-]?[0-9]++)?|true|false|null)|)')
+
+
+def _validate_deep(text: str, start: int) -> int:
+    """The end of the JSON value at ``start``, checked with an explicit stack (any
+    depth); raises ParseError at the first place that is not JSON."""
+    decode_string = json.decoder.scanstring
+    stack: list[str] = []  # open containers: "{" or "["
+    expect = "value"  # value | key | colon | next (a comma or a close)
+    pos = start
+    while True:
+        m = _DEEP_TOKEN.match(text, pos)
+        at = m.end(0) - len(m.group(0).lstrip(" \t\r\n"))
+        quote, punct, scalar = m.group(1), m.group(2), m.group(3)
+        if expect in ("value", "key") and quote:
+            try:
+                _, pos = decode_string(text, at + 1, True)
+            except json.JSONDecodeError as exc:
+                raise ParseError(exc.msg, exc.lineno, exc.colno) from None
+            expect = "colon" if expect == "key" else "next"
+        elif expect == "value" and scalar:
+            pos, expect = m.end(0), "next"
+        elif expect == "value" and punct in ("{", "["):
+            stack.append(punct)
+            pos, expect = m.end(0), "key" if punct == "{" else "value"
+            if text.startswith("}" if punct == "{" else "]", _skip_ws(text, pos)):
+                stack.pop()
+                pos, expect = _skip_ws(text, pos) + 1, "next"
+        elif expect == "colon" and punct == ":":
+            pos, expect = m.end(0), "value"
+        elif expect == "next" and stack and punct == ",":
+            pos, expect = m.end(0), "key" if stack[-1] == "{" else "value"
+        elif expect == "next" and stack and punct == ("}" if stack[-1] == "{" else "]"):
+            stack.pop()
+            pos = m.end(0)
+        else:
+            what = {"value": "Expecting value", "key": "Expecting property name enclosed "
+                    "in double quotes", "colon": "Expecting ':' delimiter",
+                    "next": "Expecting ',' delimiter"}[expect]
+            raise ParseError.at(text, at, what)
+        if expect == "next" and not stack:
+            return pos
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return len(text) - len(text[pos:].lstrip(" \t\r\n")) if text[pos:pos + 1].isspace() \
+        else pos
 
 
 def _key(token: str) -> tuple[str, str]:
