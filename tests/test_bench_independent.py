@@ -253,3 +253,18 @@ def test_two_kinds_at_one_address_give_no_aggregate():
     assert tasks.aggregates(recs) == []
     _, alone, _ = _context("json", "usaspending", [awards])
     assert {a.name for a in tasks.aggregates(alone)} >= {"award amount"}
+
+
+def test_a_response_that_is_one_entity_is_told_from_one_that_lists_them():
+    one = json.dumps({"message-type": "work", "message": {"DOI": "10.1/solo", "type": "book",
+                                                          "page": 10}})
+    many = json.dumps({"message-type": "work-list", "message": {"items": [
+        {"DOI": f"10.1/w{i}", "type": t, "page": i} for i, t in
+        enumerate(["journal", "journal", "book", "journal"])]}})
+    text, recs, srcs = _context("json", "crossref", [one, many])
+    agg = next(a for a in tasks.aggregates(recs) if a.name == "type")
+    assert agg.missing == 0 and len(agg.stated) == 5
+    spec = {"op": "count", "kind": agg.kind, "scope": agg.scope(),
+            "where": {"field": "type", "cmp": "eq", "value": "book"}}
+    # the list response's own `message` is not a work: 2 books among 5 works
+    assert _confirm("conditional_count", spec, 2, "json", text, srcs) == ""

@@ -9,8 +9,9 @@ the reference from the specification alone:
 
 * a scope is ``sources`` (unit provenance) x ``select`` patterns: key steps from each
   unit's value (``"*"`` any list item, ``"~"`` any mapping member, ``["@any", k1, ...]``
-  one of these keys; JS patterns start with the binding name, ``"@literal"`` for a bare
-  literal), or what an HTML page shows (``"@table-row"``: rows under a header row;
+  one of these keys; guards ``["@if", key, value]``, ``["@has", key]``, ``["@lacks",
+  key]`` keep a mapping that says what it is; JS patterns start with the binding name,
+  ``"@literal"`` for a bare literal), or what an HTML page shows (``"@table-row"``: rows under a header row;
   ``"@label-table"``: a two-column label/value table; ``"@definition"``; ``"@list-item"``);
 * a field is a key path inside a record (``"@key:-n"``: a key on the way to it,
   ``"@up"``: the enclosing container, ``"[1]"``: the only item of a one-item list;
@@ -415,6 +416,15 @@ def _select(value: Any, pattern: Sequence[Any]) -> list[Found]:
                     isinstance(step, tuple) and step[:1] == ("@any",)):
                 if isinstance(v, dict):
                     nxt += [(v[k], [*ks, k], [*up, v]) for k in step[1:] if k in v]
+            elif isinstance(step, list | tuple) and step[:1] in (["@if"], ("@if",)):
+                if isinstance(v, dict) and v.get(step[1]) == step[2]:
+                    nxt.append((v, ks, up))  # a guard: this mapping says what it is
+            elif isinstance(step, list | tuple) and step[:1] in (["@has"], ("@has",)):
+                if isinstance(v, dict) and step[1] in v:
+                    nxt.append((v, ks, up))
+            elif isinstance(step, list | tuple) and step[:1] in (["@lacks"], ("@lacks",)):
+                if isinstance(v, dict) and step[1] not in v:
+                    nxt.append((v, ks, up))
             elif isinstance(step, str) and step not in ("*", "~") and isinstance(v, dict):
                 if step in v:
                     nxt.append((v[step], [*ks, step], [*up, v]))
@@ -500,7 +510,8 @@ def _scoped_values(spec: Mapping[str, Any], reading: Reading,
     path = scope["field"]
     values, missing = [], 0
     for f in found:
-        if isinstance(f[0], dict) and "$ref" in f[0] and not str(path[0]).startswith("@key"):
+        if (reading.format == "yaml" and isinstance(f[0], dict) and "$ref" in f[0]
+                and not str(path[0]).startswith("@key")):  # an OpenAPI reference
             raise Unconfirmed("a $ref record in scope hides the field")
         v = value_at(f, path)
         if v is _MISSING:

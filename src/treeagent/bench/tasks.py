@@ -388,6 +388,7 @@ def aggregates(records: Sequence[Record]) -> list[Aggregate]:
         if any(len(kinds_at[(source_of(r), r.select)]) > 1 for r in recs):
             continue  # records of another kind sit at the same address: no clear scope
         names = list(dict.fromkeys(n for r in recs for n in r.fields if human_field(n)))
+        by_path = [{v: k for k, v in r.keys.items()} for r in recs]
         for name in names:
             paths = {r.keys.get(name) for r in recs if name in r.fields}
             if len(paths) != 1 or None in paths:
@@ -398,9 +399,10 @@ def aggregates(records: Sequence[Record]) -> list[Aggregate]:
             default = next((r.defaults[name] for r in recs if name in r.defaults), None)
             stated: list[tuple[Record, Scalar]] = []
             missing, ok = 0, True
-            for r in recs:
-                if name in r.fields:
-                    stated.append((r, r.fields[name]))
+            for r, names_at in zip(recs, by_path):
+                other = names_at.get(path)  # the same key path under another name
+                if other is not None and other in r.fields:
+                    stated.append((r, r.fields[other]))
                 elif r.opaque:
                     ok = False
                     break

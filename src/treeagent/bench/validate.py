@@ -265,6 +265,9 @@ def check_context(fmt: str, text: str, unit_ids: Sequence[str],
             except Exception as exc:  # noqa: BLE001 - any extractor failure rejects
                 cache[key] = []
                 out.errors["parse"] = f"record re-extraction failed in {uid!r}: {exc}"
+            for rec in cache[key]:  # re-extracted records know their source (scopes)
+                if not rec.unit_id:
+                    rec.unit_id = f"{fmt}/{source}/{digest[:16]}"
         for rec in cache[key]:
             out.records.append(rec)
             out.unit_of[id(rec)] = uid

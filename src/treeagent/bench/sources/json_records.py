@@ -187,5 +187,20 @@ def records(source: str, text: str, unit_id: str = "",
         k: Keys = {}
         keyed.append((p, e, fields_of(e, k), k))
     return make_records(unit_id, kind or humanize(source), [(p, e, f) for p, e, f, _ in keyed],
-                        text, [*cands, *_fallback(found)], on_drop, pattern,
-                        [k for *_, k in keyed])
+                        text, [*cands, *_fallback(found)], on_drop,
+                        lambda p: pattern(p, _guard(source, p)), [k for *_, k in keyed])
+
+
+def _guard(source: str, path: str) -> tuple[Any, ...]:
+    """What tells a response that *is* one entity from one that lists them (a reader
+    checks the response's own type or keys): USGS ``type: Feature``, a Crossref
+    ``message-type: work``, a ClinicalTrials study, a bare record without ``results``."""
+    if path == "$.message":
+        return (("@if", "message-type", "work"),)
+    if path != "$":
+        return ()
+    if source == "usgs":
+        return (("@if", "type", "Feature"),)
+    if source == "clinicaltrials":
+        return (("@has", "protocolSection"),)
+    return (("@lacks", "results"),)
