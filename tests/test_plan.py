@@ -196,6 +196,7 @@ def _params(tmp_path: Path) -> Path:
     p = config.preset("demo")
     p["build"]["formats"] = ["json"]
     p["evaluate"]["agents"] = ["memagent", "rememr1"]
+    p["evaluate"]["methods"] = METHODS
     p["sectioning"]["base_budget"] = BUDGET
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(p))
