@@ -138,6 +138,13 @@ def test_a_tie_is_not_an_answer():
     ext = {"op": "extremum", "kind": agg.kind, "field": "magnitude", "fn": "max",
            "scope": next(a for a in tasks.aggregates(recs) if a.name == "magnitude").scope()}
     assert "attained 2 times" in _confirm("numeric_extremum", ext, 3.0, "json", text, srcs)
+    # a near-tie: 3.0 and 3.001 are one answer under the scorer's tolerance
+    text, recs, srcs = _context("json", "usgs", [_usgs(
+        _feature("B1", 1.0), _feature("B2", 3.0), _feature("B3", 3.001))])
+    asked = [tasks.generate("numeric_extremum", recs, random.Random(i)) for i in range(20)]
+    assert not any(q and "highest magnitude" in q.question for q in asked)
+    ext["scope"] = next(a for a in tasks.aggregates(recs) if a.name == "magnitude").scope()
+    assert "near-tie" in _confirm("numeric_extremum", ext, 3.001, "json", text, srcs)
 
 
 def test_a_label_separator_is_not_part_of_the_answer():

@@ -20,7 +20,8 @@ the reference from the specification alone:
 * an absent field takes the scope's ``default`` (documented by the format, e.g. OpenAPI
   ``required: false``); without one, the question must say it counts only the records
   that state the field (``stated_only``); a ``$ref`` record hides its fields;
-* most frequent: the k-th count must beat the next one; extremum: attained once.
+* most frequent: the k-th count must beat the next one; extremum: attained once and
+  further than the scorer's tolerance (C.4) from the runner-up.
 
 :func:`confirm` returns "" when the stored answer is what the specification gives, else
 the reason. :func:`read_context` parses a context once for all of its questions.
@@ -580,6 +581,10 @@ def execute(spec: Mapping[str, Any], reading: Reading, unit_sources: Sequence[st
         best = max(nums) if spec["fn"] == "max" else min(nums)  # type: ignore[type-var]
         if nums.count(best) != 1:
             raise Unconfirmed(f"{spec['fn']} {best} attained {nums.count(best)} times")
+        rest = [x for x in nums if x != best]
+        near = min(rest, key=lambda x: abs(x - best)) if rest else None
+        if near is not None and abs(near - best) <= max(0.01, 0.001 * abs(best)):
+            raise Unconfirmed(f"{spec['fn']} {best} is a near-tie with {near} (C.4 tolerance)")
         return best
     raise Unconfirmed(f"unknown op {op!r}")
 
