@@ -33,6 +33,7 @@ from treeagent.agents import common, infmem, memreread
 from treeagent.agents.bm25 import SUBCHUNK_TOKENS
 from treeagent.agents.common import (
     CHAT_OVERHEAD,
+    MIN_NEW_TOKENS,
     NO_MEMORY,
     TABLE2,
     Limits,
@@ -138,10 +139,13 @@ class Sizer:
     def call(self, template: str, known: dict[str, str], low: int, high: int,
              fields: int, system: int = 0) -> tuple[int, int]:
         """(min, max) input tokens of one call: the template with ``known`` fields, plus
-        ``low``/``high`` tokens of the variable ones (``fields`` of them)."""
+        ``low``/``high`` tokens of the variable ones (``fields`` of them); both at most
+        what fits the request limit."""
         b = self.base(template, **known) + system
         upper = b + high + CHAT_OVERHEAD + MARGIN * fields
-        return b + low, min(upper, self.limit)
+        # a request over the limit is cut to about limit - MIN_NEW_TOKENS (common.Calls)
+        lower = min(b + low, self.limit - MIN_NEW_TOKENS - CHAT_OVERHEAD - 32)
+        return max(0, lower), min(upper, self.limit)
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,7 @@ def observations(doc: Document, sizer: Sizer, spans: int = MAX_SPANS,
         high = low + MARGIN
         sources = doc.sources(t)
         if sources:
-            high += header + min(spans, spans * len(sources)) * (span_tokens + 4)
+            high += header + spans * (span_tokens + 4)
         out.append(Step(low, high))
     return out
 
