@@ -114,3 +114,16 @@ def test_written_rows_are_queryable_in_duckdb(tmp_path, qwen3):
     first = (tmp_path / evidence.RECORDS_FILE).read_bytes()
     evidence.write_rows(records, evidence.RECORD_COLUMNS, tmp_path / evidence.RECORDS_FILE)
     assert (tmp_path / evidence.RECORDS_FILE).read_bytes() == first
+
+
+def test_javascript_records_named_relative_to_the_binding_value_are_located():
+    unit = ("const rivers = [\n  { name: 'Danube', lengthKm: 2850 },\n"
+            "  { name: 'Rhine', lengthKm: 1233 },\n];")
+    uid = "javascript/treeagent/catalog.js#rivers@L5"
+    recs = records_from_text("javascript", "treeagent", unit, unit_id=uid)
+    assert [r.path for r in recs][:2] == ["$[0]", "$[1]"]  # relative to the value
+    context = compose("javascript", [unit])
+    located = evidence.locate("javascript", context, [uid], [r.id for r in recs],
+                              {uid: ("treeagent", unit)})
+    assert [context[x.start:x.end] for x in located] == [
+        "{ name: 'Danube', lengthKm: 2850 }", "{ name: 'Rhine', lengthKm: 1233 }"]

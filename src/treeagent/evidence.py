@@ -83,12 +83,20 @@ def owning_unit(record_id: str, unit_ids: Sequence[str]) -> int | None:
 
 
 def _path_spans(text: str, fmt: str) -> dict[str, tuple[int, int]]:
+    """Structural path -> character span of every node of a unit's own parse tree. A JS
+    unit holding one binding also answers paths relative to its value (``$[0]`` for
+    ``$.invalid[0]`` of ``const invalid = [...]``), as the record readers name them."""
     from treeagent import formats
 
     tree = formats.parse(text, fmt)
     spans: dict[str, tuple[int, int]] = {}
     for node in tree.nodes:
         spans.setdefault(tree.path(node), (node.start, node.end))
+    if fmt == "javascript" and len(tree.root.children) == 1:
+        base = tree.path(tree.root.children[0])
+        for path, span in list(spans.items()):
+            if path.startswith(base):
+                spans.setdefault(tree.root_path + path[len(base):], span)
     return spans
 
 
