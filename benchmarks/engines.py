@@ -153,6 +153,44 @@ def show(label: str, fig: dict) -> None:
           f"{fig['output tok/s']:.1f} output tok/s{batch}")
 
 
+ARCH_FILES = ("config.json", "generation_config.json", "tokenizer.json",
+              "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json")
+
+
+def export_architecture(spec: str | None, out: Path) -> None:
+    """The model's config and tokenizer files, no weights (~3.5 MB for SmolLM2): what
+    ``--random-weights`` needs on a machine the weight file cannot be copied to."""
+    import shutil
+
+    from treeagent.llm.models import hf_folder
+
+    folder = hf_folder(spec)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ARCH_FILES:
+        if (folder / name).is_file():
+            shutil.copy(folder / name, out / name)
+    print(f"wrote {', '.join(sorted(p.name for p in out.iterdir()))} to {out}")
+
+
+def random_weights(arch: Path, out: Path) -> Path:
+    """A folder with the architecture of ``arch`` and random weights (seed 0): the same
+    compute per token as the trained model, so the same throughput; its replies are
+    noise and run to ``--new-tokens`` (no early end of sequence)."""
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    if not (out / "model.safetensors").is_file():
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(arch))
+        model.save_pretrained(out)
+        for name in ARCH_FILES:
+            if name != "config.json" and (arch / name).is_file():
+                shutil.copy(arch / name, out / name)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--engine", choices=("transformers", "openai", "vllm"),
@@ -175,12 +213,28 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=None,
                    help="programs in flight (default: 2 x the engine's batch; 256 over HTTP)")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--export-architecture", metavar="DIR", type=Path,
+                   help="write the model's config and tokenizer files (no weights) to DIR, "
+                   "then exit")
+    p.add_argument("--random-weights", metavar="DIR", type=Path,
+                   help="transformers: benchmark a model of DIR's architecture (from "
+                   "--export-architecture) with random weights, where the weights cannot be "
+                   "copied; same compute, replies are noise")
     p.add_argument("--small", action="store_true",
                    help="CPU setting: 8 programs x 2 steps, 512-token prompts, 16 new tokens")
     args = p.parse_args()
     if args.small:
         args.programs, args.steps, args.prompt_tokens, args.new_tokens = 8, 2, 512, 16
 
+    if args.export_architecture:
+        export_architecture(args.model, args.export_architecture)
+        return
+    if args.random_weights:
+        import tempfile
+
+        out = Path(tempfile.gettempdir()) / f"treeagent-random-{args.random_weights.name}"
+        args.model = str(random_weights(args.random_weights, out))
+        print(f"random weights of the architecture in {args.random_weights}: {out}")
     options: dict = {}
     if args.engine == "transformers":
         options = {"device": args.device, "dtype": args.dtype, "attention": args.attention,
