@@ -199,29 +199,27 @@ def load_model(source: ModelSource, dtype: str = "float32", save: bool = True,
     in ``dtype``, with ``attention`` as transformers' ``attn_implementation`` (None: its
     default). A GGUF file is dequantized to fp32 (ENVIRONMENT.md) and, with ``save``,
     kept as a Hugging Face folder under ``cache_root()/models`` (the one vLLM serves) so
-    later processes load it directly (in ``dtype``, straight onto the device)."""
+    later processes load it directly (in ``dtype``; then moved to the device)."""
     import torch
     from transformers import AutoModelForCausalLM
 
     torch_dtype = getattr(torch, dtype)
     tokenizer = load_tokenizer(source)
     kwargs = {"attn_implementation": attention} if attention else {}
-    if device != "cpu":
-        kwargs["device_map"] = device  # weights go to the GPU as they load
     saved = _saved("models", source)
     if saved is not None:
         model = AutoModelForCausalLM.from_pretrained(str(saved), dtype=torch_dtype, **kwargs)
     elif source.gguf_file:
-        kwargs.pop("device_map", None)  # dequantized on the CPU, then moved
         model = AutoModelForCausalLM.from_pretrained(
             str(source.folder), gguf_file=source.gguf_file, dtype=torch.float32, **kwargs
         )
         if save:
             _save_hf(source, tokenizer, model)
-        model = model.to(device=device, dtype=torch_dtype)
+        model = model.to(dtype=torch_dtype)
     else:
         where = str(source.folder) if source.folder is not None else source.spec
         model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype, **kwargs)
+    model = model.to(device)  # loaded on the CPU, then moved (no accelerate device_map)
     model.eval()
     return tokenizer, model
 
