@@ -275,3 +275,20 @@ def test_a_response_that_is_one_entity_is_told_from_one_that_lists_them():
             "where": {"field": "type", "cmp": "eq", "value": "book"}}
     # the list response's own `message` is not a work: 2 books among 5 works
     assert _confirm("conditional_count", spec, 2, "json", text, srcs) == ""
+
+
+def test_every_js_object_literal_counts_not_only_top_level_entries():
+    # the defect seen: "objects with ecma version less than 8" counted top-level entries
+    named = ("const tests = [{code: 'a', parserOptions: {ecmaVersion: 6}}, "
+             "{code: 'b', parserOptions: {ecmaVersion: 2020}}];")
+    bare = "[{code: 'c', errors: [{ecmaVersion: 5}, {ecmaVersion: 7}]}, {ecmaVersion: 3}]"
+    text, recs, srcs = _context("javascript", "eslint", [named, bare])
+    agg = next(a for a in tasks.aggregates(recs)
+               if a.kind == "object" and a.name == "ecma version")
+    spec = {"op": "count", "kind": "object", "scope": agg.scope(),
+            "where": {"field": "ecma version", "cmp": "lt", "value": 8}}
+    assert sum(1 for _, v in agg.stated if v < 8) == 4  # 6, 5, 7, 3: nested ones too
+    assert _confirm("conditional_count", spec, 4, "javascript", text, srcs) == ""
+    assert "gives 4" in _confirm("conditional_count", spec, 1, "javascript", text, srcs)
+    # the unnamed literal's own items are not a kind a question can name
+    assert not any(a.kind in ("entry", "member") for a in tasks.aggregates(recs))

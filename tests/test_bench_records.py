@@ -198,12 +198,16 @@ def test_js_records_arrays_members_settings():
                              "const rules = [{name: 'semi', level: 2}, {name: 'quotes', level: 1}];")
     assert [(r.kind, r.description, r.fields) for r in recs] == [
         ("rule entry", "semi", {"name": "semi", "level": 2}),
-        ("rule entry", "quotes", {"name": "quotes", "level": 1})]
+        ("rule entry", "quotes", {"name": "quotes", "level": 1}),
+        # and every object literal, undescribed, for aggregations over "objects"
+        ("object", "", {"name": "semi", "level": 2}),
+        ("object", "", {"name": "quotes", "level": 1})]
+    assert all(r.counted for r in recs) and recs[2].select == ("*", "**")
     recs = records_from_text("javascript", "eslint",
                              "module.exports = {env: {browser: {a: 1}, node: {a: 2}}};")
-    assert [r.description for r in recs] == ["browser", "node"]  # descends one-member wrappers
+    assert [r.description for r in recs if r.description] == ["browser", "node"]  # wrappers
     recs = records_from_text("javascript", "eslint", "export const cfg = {tabWidth: 2, semi: true};")
-    assert [(r.kind, r.description) for r in recs] == [("settings object", "cfg")]
+    assert [(r.kind, r.description) for r in recs] == [("settings object", "cfg"), ("object", "")]
 
 
 _SPECS = """<html><body><div id="film"><h1><span>Die Another Day</span> (2002)</h1>

@@ -11,7 +11,8 @@ the reference from the specification alone:
   unit's value (``"*"`` any list item, ``"~"`` any mapping member, ``["@any", k1, ...]``
   one of these keys; guards ``["@if", key, value]``, ``["@has", key]``, ``["@lacks",
   key]`` keep a mapping that says what it is; JS patterns start with the binding name,
-  ``"@literal"`` for a bare literal), or what an HTML page shows (``"@table-row"``: rows under a header row;
+  ``"@literal"`` for a bare literal, ``"*"`` for any; ``"**"``: every mapping at any
+  depth), or what an HTML page shows (``"@table-row"``: rows under a header row;
   ``"@label-table"``: a two-column label/value table; ``"@definition"``; ``"@list-item"``);
 * a field is a key path inside a record (``"@key:-n"``: a key on the way to it,
   ``"@up"``: the enclosing container, ``"[1]"``: the only item of a one-item list;
@@ -409,7 +410,16 @@ def _select(value: Any, pattern: Sequence[Any]) -> list[Found]:
     for step in pattern:
         nxt: list[Found] = []
         for v, ks, up in frontier:
-            if step == "*" and isinstance(v, list):
+            if step == "**":  # every mapping at any depth, this one included
+                todo: list[Found] = [(v, ks, up)]
+                while todo:
+                    x, xk, xu = todo.pop()
+                    if isinstance(x, dict):
+                        nxt.append((x, xk, xu))
+                        todo += [(y, [*xk, k], [*xu, x]) for k, y in x.items()]
+                    elif isinstance(x, list):
+                        todo += [(y, [*xk, i], [*xu, x]) for i, y in enumerate(x)]
+            elif step == "*" and isinstance(v, list):
                 nxt += [(x, [*ks, i], [*up, v]) for i, x in enumerate(v)]
             elif step == "~" and isinstance(v, dict):
                 nxt += [(x, [*ks, k], [*up, v]) for k, x in v.items()]
@@ -445,7 +455,7 @@ def records_in(reading: Reading, unit_sources: Sequence[str], sources: Sequence[
                 out += _html_records(unit, sel)
             elif reading.format == "javascript":
                 name, value = unit
-                if sel and sel[0] == name:
+                if sel and sel[0] in (name, "*"):
                     if i in reading.errors:  # a unit in scope the reader cannot read
                         raise Unconfirmed(reading.errors[i])
                     out += _select(value, sel[1:])

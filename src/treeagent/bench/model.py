@@ -34,7 +34,9 @@ class Record:
     description says (empty: a field whose value is the description); ``defaults`` the
     value the format documents for an absent field (OpenAPI ``required: false``);
     ``opaque``: fields not listed are unknown (an unresolved ``$ref``). A record with an
-    empty ``select`` is never asked about (no reader-level address).
+    empty ``select`` is never asked about (no reader-level address); one with
+    ``counted`` false is looked up but never aggregated (its kind has no scope a
+    question can state, e.g. the items of an unnamed JS literal).
     """
 
     id: str  # stable: f"{unit_id}#{local id}"
@@ -48,6 +50,7 @@ class Record:
     anchor: tuple[tuple[tuple[Any, ...], Scalar], ...] = ()
     defaults: dict[str, Scalar] = field(default_factory=dict)
     opaque: bool = False
+    counted: bool = True
 
 
 @dataclass(slots=True)

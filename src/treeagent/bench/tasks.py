@@ -379,7 +379,7 @@ def aggregates(records: Sequence[Record]) -> list[Aggregate]:
     by_kind: dict[str, list[Record]] = {}
     kinds_at: dict[tuple[str, tuple[Any, ...]], set[str]] = {}
     for r in records:
-        if r.select:
+        if r.select and r.counted:
             by_kind.setdefault(r.kind, []).append(r)
             kinds_at.setdefault((source_of(r), r.select), set()).add(r.kind)
     out = []

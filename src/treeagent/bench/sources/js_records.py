@@ -21,7 +21,9 @@ from treeagent.bench.sources.common import (
     humanize,
     key,
     make_records,
+    name_fields,
     pattern,
+    scalar,
     sensitive,
     visible,
 )
@@ -72,6 +74,42 @@ def _singular(label: str) -> str:
 
 
 def value_records(name: str, value: Any, text: str, unit_id: str = "",
+                  on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
+    """The described records of an initializer (:func:`named_records`) and one
+    undescribed ``object`` record per object literal at any depth (its own scalar
+    properties): "how many objects have an ecma version below 8" counts every object
+    literal a reader sees. Items of a bare literal are looked up, never aggregated: no
+    question can say which unnamed lists it means."""
+    recs = named_records(name, value, text, unit_id, on_drop)
+    if not name:
+        for r in recs:
+            r.counted = False
+    return recs + object_records(value, unit_id)
+
+
+def object_records(value: Any, unit_id: str = "") -> list[Record]:
+    """One record per object literal in ``value`` (document order), fields its direct
+    scalar properties; selector ``["*", "**"]`` (any binding, any depth)."""
+    out: list[Record] = []
+    stack: list[tuple[Any, str]] = [(value, "$")]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, dict):
+            keys: dict[str, tuple[Any, ...]] = {}
+            fields = name_fields([([str(k)], x) for k, x in v.items()
+                                  if not isinstance(x, dict | list) and scalar(x) is not None],
+                                 keys_out=keys)
+            if fields:
+                out.append(Record(id=f"{unit_id}#obj{path}", unit_id=unit_id, kind="object",
+                                  description="", fields=fields, path=path,
+                                  select=("*", "**"), keys=keys))
+            stack.extend((x, path + key_step(str(k))) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((x, path + index_step(i)) for i, x in reversed(list(enumerate(v))))
+    return out
+
+
+def named_records(name: str, value: Any, text: str, unit_id: str = "",
                   on_drop: Callable[[str, str], None] | None = None) -> list[Record]:
     """Records of one initializer's static value (B.1): objects of an array (described by
     a unique visible name-like value), members of an object whose values are objects
@@ -124,7 +162,7 @@ def value_records(name: str, value: Any, text: str, unit_id: str = "",
         desc = next((d for k in _NAME_KEYS if (d := visible(text, key(k)(v))) is not None),
                     None)  # an anonymous object: described by its name-like value
         if desc is not None:
-            return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="object",
+            return [Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind="object literal",
                            description=desc, fields=fields, path=path, select=where,
                            keys=keys)]
     return []
