@@ -154,8 +154,12 @@ def test_model_revision_reruns_only_that_agent(project: Project) -> None:
         "evaluate@memagent-flat", "evaluate@memagent-treeagent"}, status
     assert "modified:           agents.memagent" in status
     out = project.benchmark().stdout
-    assert ran(out) == MEMAGENT_STAGES, out[-3000:]
-    assert STAGES_BEFORE_EVALUATE <= skipped(out)
+    # the relabelled revision gives the same predictions (calls answered from the cache,
+    # no wall-clock seconds in the outputs): scoring is not repeated; the report is
+    # (summary.json records the pin)
+    scores = {"score@memagent-flat", "score@memagent-treeagent"}
+    assert ran(out) == MEMAGENT_STAGES - scores, out[-3000:]
+    assert STAGES_BEFORE_EVALUATE | scores <= skipped(out)
     assert project.json("runs/memagent/flat/summary.json")["pinned_revision"] == "r2"
     assert "Data and pipelines are up to date" in project.dvc("status").stdout
 
