@@ -60,7 +60,9 @@ def test_every_agent_and_method_end_to_end(smollm2):
         if agent in ("memagent", "rememr1"):
             assert kinds == ["memory", "memory", "answer"] and result.sections == 2
         if agent == "infmem":
-            assert kinds[0] == "controller" and result.calls <= 5
+            # at most 2T + 1 replies (T = 2), each one or two calls: two-stage thinking
+            # continues a reply whose stage 1 used its whole budget (plan.py bounds)
+            assert kinds[0] == "controller" and result.calls <= 2 * 5
         if agent == "memreread":
             assert kinds[:3] == ["memory", "memory", "controller"] and result.calls <= 8
         steps = result.details["steps"]
