@@ -58,6 +58,21 @@ def test_help_is_plain_text_and_shows_every_default():
                     (name, action.option_strings)
 
 
+def test_every_option_says_what_it_does():
+    for name, parser in all_parsers(_build_parser()):
+        for action in parser._actions:
+            if action.option_strings and not isinstance(action, argparse._HelpAction):
+                assert action.help and action.help.strip(), (name, action.option_strings)
+
+
+def test_config_help_names_the_treeagent_command(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["config", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: treeagent config ") and "``" not in text
+
+
 def run_cli(capsys, argv):
     status = main(argv)
     out, err = capsys.readouterr()

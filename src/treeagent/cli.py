@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         if argv[:1] == ["config"]:  # its own parser (python -m treeagent.config)
             from treeagent import config
 
-            status = config.main(argv[1:])
+            status = config.main(argv[1:], prog="treeagent config")
         else:
             args = _build_parser().parse_args(argv)
             status = int(args.func(args) or 0)

@@ -16,7 +16,8 @@ import sys
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="sections, calls, tokens and GPU-hours of the "
                        "configured evaluation, before any call")
-    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--params", default="params.yaml",
+                   help="pipeline parameters: agents, methods, models, budgets")
     p.add_argument("--validated", default="validated", help="the built grid (default: %(default)s)")
     p.add_argument("--out", default="reports", help="folder for plan.json and plan.md")
     p.add_argument("--prompt-tps", type=float, help="prompt tokens/s per GPU")
@@ -24,8 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gpus", type=int, default=1, help="GPUs in parallel (wall time)")
     p.add_argument("--measure", action="store_true",
                    help="measure the throughput of the configured engine first")
-    p.add_argument("--measure-prompt-tokens", type=int, default=3000)
-    p.add_argument("--measure-calls", type=int, default=32)
+    p.add_argument("--measure-prompt-tokens", type=int, default=3000,
+                   help="prompt length of each --measure call")
+    p.add_argument("--measure-calls", type=int, default=32,
+                   help="calls --measure times against the engine")
     p.add_argument("--tokenizer", help="tokenizer for served models without local files "
                    "(default: qwen3)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")

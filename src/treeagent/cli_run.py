@@ -23,9 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="answer a question about a file with a memory agent")
     p.add_argument("file", help="the input document (JSON, HTML, YAML or JavaScript)")
     p.add_argument("--question", "-q", required=True, help="the question to answer")
-    p.add_argument("--agent", choices=AGENTS, default="memagent")
-    p.add_argument("--method", choices=METHODS, default="treeagent")
-    p.add_argument("--engine", choices=ENGINES, default="transformers")
+    p.add_argument("--agent", choices=AGENTS, default="memagent",
+                   help="memory agent whose workflow reads the file (C.2)")
+    p.add_argument("--method", choices=METHODS, default="treeagent",
+                   help="reading mode: Flat chunks, Tree sections, + path, + residual links (3)")
+    p.add_argument("--engine", choices=ENGINES, default="transformers",
+                   help="model engine: local transformers, a vLLM server, or an "
+                        "OpenAI-compatible URL")
     p.add_argument("--model", help="model spec: smollm2 (default), a folder, a .gguf file, "
                    "or a served model name (openai)")
     p.add_argument("--base-url", action="extend", nargs="+", dest="base_urls", metavar="URL",

@@ -523,9 +523,9 @@ def set_values(path: str | os.PathLike[str], assignments: Mapping[str, Any]) -> 
 
 # --------------------------------------------------------------------------- CLI
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m treeagent.config check|show|write|set``."""
-    ap = argparse.ArgumentParser(prog="python -m treeagent.config", description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str = "python -m treeagent.config") -> int:
+    """``treeagent config check|show|write|set`` (also ``python -m treeagent.config``)."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0].replace("``", ""))
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("check", help="validate a params file")
     p.add_argument("path", nargs="?", default=str(DEFAULT_PATH))

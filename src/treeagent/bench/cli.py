@@ -18,14 +18,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="build and inspect the benchmark (paper 4.1, B.1)")
     bsub = p.add_subparsers(dest="bench_command", required=True)
     b = bsub.add_parser("build", help="acquire, build and validate examples into validated/")
-    b.add_argument("--preset", choices=["demo", "paper"], default="demo")
-    b.add_argument("--formats", nargs="+", metavar="FORMAT")
-    b.add_argument("--tasks", nargs="+", metavar="TASK")
+    b.add_argument("--preset", choices=["demo", "paper"], default="demo",
+                   help="grid and sources every option below falls back to")
+    b.add_argument("--formats", nargs="+", metavar="FORMAT",
+                   help=f"datasets to build ({', '.join(_FORMATS)}; default: the preset's)")
+    b.add_argument("--tasks", nargs="+", metavar="TASK",
+                   help="tasks of Table 4 (one_field, conditional_count, ...; default: all)")
     b.add_argument("--lengths", nargs="+", metavar="LEN",
                    help="buckets: 8K 16K ... 1M, demo-2K demo-4K, or token counts")
-    b.add_argument("--per-cell", type=int, help="examples per (task, length)")
-    b.add_argument("--questions-per-context", type=int)
-    b.add_argument("--mode", choices=["live", "mirror", "sample"])
+    b.add_argument("--per-cell", type=int,
+                   help="examples per (task, length) (default: the preset's)")
+    b.add_argument("--questions-per-context", type=int,
+                   help="questions asked of one built context (default: the preset's)")
+    b.add_argument("--mode", choices=["live", "mirror", "sample"],
+                   help="where acquisition reads: live APIs (network), a local mirror, or "
+                        "the samples shipped in the package (default: the preset's)")
     b.add_argument("--mirror", help="mirror folder laid out like shared/sources")
     b.add_argument("--raw", default="raw", help="raw/ folder (acquire writes it)")
     b.add_argument("--no-acquire", action="store_true", help="use raw/ as it is")
@@ -33,19 +40,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a local clone (bare or not) of a JavaScript repository, read at its "
                         "pinned commit (eslint, webpack, babel, ...; repeat per repository; "
                         "the pipeline's acquire.js_repos)")
-    b.add_argument("--tokenizers", nargs="+")
-    b.add_argument("--tolerance", type=float)
+    b.add_argument("--tokenizers", nargs="+", metavar="NAME",
+                   help="tokenizers every context length must hold for (default: the "
+                        "preset's models)")
+    b.add_argument("--tolerance", type=float,
+                   help="allowed relative deviation of a context's tokens from its length "
+                        "bucket, in (0, 1) (default: the preset's)")
     b.add_argument("--allow-reuse", action="store_true",
                    help="let distractor units repeat inside a context (flagged per example)")
-    b.add_argument("--seed", type=int, default=42)
-    b.add_argument("--out", default="validated")
+    b.add_argument("--seed", type=int, default=42, help="seed of every sampling choice")
+    b.add_argument("--out", default="validated", help="folder the examples are written to")
     b.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when a requested format or cell gets no example")
     b.set_defaults(func=run_build)
     s = bsub.add_parser("show", help="print one example and where its evidence is")
     s.add_argument("id")
-    s.add_argument("--out", default="validated")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--out", default="validated", help="folder the examples were written to")
+    s.add_argument("--json", action="store_true", help="print the example as JSON")
     s.set_defaults(func=run_show)
     from treeagent.bench import export
 

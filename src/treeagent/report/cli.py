@@ -19,7 +19,8 @@ QUERY_FORMATS = ("table", "csv", "json")
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``score``, ``query`` and ``report`` subcommands."""
     p = sub.add_parser("score", help="score one response against a JSON reference (C.4)")
-    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--task", required=True, choices=TASKS,
+                   help="benchmark task whose matching rule scores the answer (C.4)")
     p.add_argument("--reference", required=True, help="reference answer as JSON text")
     p.add_argument("--prediction", required=True, help="raw model response ('-': stdin)")
     p.add_argument("--explain", action="store_true",
