@@ -7,7 +7,7 @@ journaled in the durable cache (``evaluate.cache``) before use -- so a retried o
 run resumes without repeating a call, and a new model revision recomputes only that
 model's calls. Writes ``runs/<agent>/<method>/predictions.parquet`` (scored-row columns
 without ``score``, plus ``error``), ``trace.jsonl`` (one line per call) and
-``summary.json`` (calls, tokens, unavailable responses: a DVC metric).
+``summary.json`` (calls, tokens, unavailable responses, prompt cuts: a DVC metric).
 
     python flows/evaluate.py --agent memagent --method treeagent [--params params.yaml]
 """
@@ -45,6 +45,15 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(pa.Table.from_pylist(rows), tmp)
     os.replace(tmp, path)
+
+
+def clip_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Prompt cuts of the run (issue 16): ``clipped`` fields cut to fit the request limit
+    over all calls, in ``clipped_examples`` examples (zeros when nothing was cut)."""
+    from treeagent.report.tables import clip_totals
+
+    totals = clip_totals(r.get("clipped") for r in rows)
+    return {"clipped": totals["cuts"], "clipped_examples": totals["clipped_examples"]}
 
 
 @task(name="evaluate", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE,
@@ -91,6 +100,7 @@ def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
         "calls": sum(r["calls"] or 0 for r in rows),
         "input_tokens": sum(r["input_tokens"] or 0 for r in rows),
         "output_tokens": sum(r["output_tokens"] or 0 for r in rows),
+        **clip_summary(rows),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     log.info("%s/%s: %s", agent, method, json.dumps(summary))

@@ -382,7 +382,7 @@ def test_table1_bolds_only_a_strict_best():
     rows[1]["score"] = 0.75
     _, table = table1_rows(T.table1(T.cell_means(pd.DataFrame(rows))), T.AGENT_NAMES)
     bold = [(row[1], c) for row in table for c in row if isinstance(c, Bold)]
-    assert [m for m, _ in bold] == ["TreeAgent"] * 4  # JSON and AVG., agent and mean rows
+    assert [m for m, _ in bold] == ["TreeAgent"] * 2  # JSON and AVG. (one agent: no mean)
 
 
 def test_task_length_scores_give_n_per_cell(cells):
@@ -420,3 +420,113 @@ def test_provenance_lists_params_that_differ_from_the_preset():
     assert prov["models"] == [("infmem", "m", "r1"), ("memagent", "m", "r1")]
     assert prov["params_hash"] != provenance.params_hash(config.preset("demo"))
     assert len(prov["commit"]) >= 7
+
+
+# ---------------------------------------------------------------- issue 16: prompt cuts
+
+# (agent, method) -> the rows' clipped values; None: a row without a count
+CLIPS = {("memagent", "flat"): [0, 0, 0], ("memagent", "treeagent"): [2, 0, 1],
+         ("infmem", "flat"): [None, None, None], ("infmem", "treeagent"): [0, 5, 0]}
+
+
+def _clip_rows() -> list[dict]:
+    return [_row(example_id=f"e{i}", dataset="json", task="one_field", length=K8,
+                 agent=agent, method=method, score=0.5, clipped=c)
+            for (agent, method), values in CLIPS.items() for i, c in enumerate(values)]
+
+
+def test_clip_totals_and_counts_by_hand():
+    assert T.clip_totals([2, 0, 1]) == {"examples": 3, "recorded": 3,
+                                        "clipped_examples": 2, "cuts": 3}
+    assert T.clip_totals(iter([None, 4, float("nan")])) == {
+        "examples": 3, "recorded": 1, "clipped_examples": 1, "cuts": 4}
+    assert T.clip_totals([]) == {"examples": 0, "recorded": 0, "clipped_examples": 0,
+                                 "cuts": 0}
+    c = T.clip_counts(pd.DataFrame(_clip_rows()))
+    got = {(r.agent, r.method): (r.examples, r.recorded, r.clipped_examples, r.cuts)
+           for r in c.itertuples()}
+    assert list(got) == [("memagent", "flat"), ("memagent", "treeagent"),
+                         ("infmem", "flat"), ("infmem", "treeagent")]  # canonical order
+    assert got == {("memagent", "flat"): (3, 3, 0, 0), ("memagent", "treeagent"): (3, 3, 2, 3),
+                   ("infmem", "flat"): (3, 0, 0, 0), ("infmem", "treeagent"): (3, 3, 1, 5)}
+
+
+def test_report_counts_clipped_prompts_per_agent_and_method(tmp_path):
+    from treeagent.report.render import build_report
+
+    scores = score_rows(_clip_rows()).to_pandas()  # the column survives scoring
+    metrics = build_report(scores, tmp_path)
+    assert metrics["clipped"] == {
+        "memagent": {"flat": {"cuts": 0, "examples": 0},
+                     "treeagent": {"cuts": 3, "examples": 2}},
+        "infmem": {"flat": {"cuts": None, "examples": None},
+                   "treeagent": {"cuts": 5, "examples": 1}}}
+    lines = (tmp_path / "report.md").read_text().splitlines()
+    assert "## Prompts clipped to fit the request limit" in lines
+    assert "| MemAgent | Flat | 3 | 0 | 0 | 0 cuts in 0 of 3 examples |" in lines  # zeros shown
+    assert "|  | TreeAgent | 3 | 2 | 3 | 3 cuts in 2 of 3 examples |" in lines
+    assert "| InfMem | Flat | 3 | — | — | not recorded |" in lines
+    assert "|  | TreeAgent | 3 | 1 | 5 | 5 cuts in 1 of 3 examples |" in lines
+    assert 'id="clipped"' in (tmp_path / "index.html").read_text()
+
+
+def test_scored_rows_keep_the_clip_count():
+    table = score_rows([{"example_id": "a", "dataset": "json", "task": "one_field",
+                         "length": K8, "agent": "memagent", "method": "flat",
+                         "prediction": "x", "reference": '"x"', "clipped": 4}])
+    assert table.column("clipped").to_pylist() == [4]
+    assert SCORED_SCHEMA.field("clipped").nullable
+
+
+# ---------------------------------------------------------------- one agent, zero scores
+
+def test_one_agent_has_no_mean_rows(tmp_path):
+    from treeagent.report.render import _group_label, build_report
+
+    rows = [r for r in synthetic_rows() if r["agent"] == "memagent"]
+    metrics = build_report(pd.DataFrame(rows), tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    lines = md.splitlines()
+    assert "agent mean" not in md.lower()  # the Gain line, Figure 3 data, match rate
+    assert not [line for line in lines if line.startswith("| Mean over")]  # Table 1
+    table1 = [line for line in lines if line.startswith("| ") and "| Flat |" in line]
+    assert table1[0].startswith("| MemAgent | Flat | 58.33 | 50.00 | 54.17 |")
+    assert "Gain TreeAgent − Flat (AVG.): MemAgent 22.92" in lines
+    assert metrics["agent_mean"]["flat"] == pytest.approx(100 * M_FLAT_AVG, abs=1e-4)
+    assert _group_label(1) == "Mean over 1 agent" and _group_label(7) == "Mean over 7 agents"
+
+
+def _red_pixels(path) -> int:
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    img = plt.imread(path)[..., :3]
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]  # TreeAgent's #d62728
+    return int(np.sum((r > 0.7) & (g < 0.3) & (b < 0.3)))
+
+
+def _figure_bars(path, color) -> int:
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    img = plt.imread(path)[..., :3]
+    return int(np.sum(np.all(np.abs(img - np.array(color)) < 0.03, axis=-1)))
+
+
+def test_all_zero_scores_still_show_points_and_bars(tmp_path):
+    from treeagent.report.render import ZERO_GAINS_ZERO_SCORES, ZERO_SCORES, build_report
+
+    rows = synthetic_rows()
+    build_report(pd.DataFrame([{**r, "score": 0.5} for r in rows]), tmp_path / "half")
+    build_report(pd.DataFrame([{**r, "score": 0.0} for r in rows]), tmp_path / "zero")
+    md = (tmp_path / "zero" / "report.md").read_text()
+    assert f"![figure2](figures/figure2.png)\n\n{ZERO_SCORES}" in md
+    assert f"![figure3](figures/figure3.png)\n\n{ZERO_GAINS_ZERO_SCORES}" in md
+    assert ZERO_SCORES not in (tmp_path / "half" / "report.md").read_text()
+    # Figure 2: TreeAgent's points at 0 are drawn whole over the axis, as at 50
+    half = _red_pixels(tmp_path / "half" / "figures" / "figure2.png")
+    zero = _red_pixels(tmp_path / "zero" / "figures" / "figure2.png")
+    assert half > 200 and zero >= 0.9 * half, (half, zero)
+    # Figure 3: gains of 0 are ticks in the task colours (no bar of height 0 is invisible)
+    tab10 = (0.12156862745098039, 0.4666666666666667, 0.7058823529411765)  # first task
+    assert _figure_bars(tmp_path / "zero" / "figures" / "figure3.png", tab10) > 50

@@ -1,12 +1,16 @@
 """Figures 2 and 3 (paper 4.3) as static PNGs, drawn with matplotlib's Agg backend.
 
-Missing points (NaN) are left out of the plot, never drawn as zero.
+Missing points (NaN) are left out of the plot, never drawn as zero. Points and bars at
+0 stay visible: markers are drawn over the axis (not clipped by it) and a bar of height 0
+is marked by a tick at 0; an optional ``note`` (e.g. "All scores are 0.") is written
+under the panels.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -45,7 +49,7 @@ def _series(ax, groups: list[tuple[str, pd.DataFrame]], y: str, lengths: list[in
     if len(lengths) >= 2:
         for method, g in groups:
             g = g.dropna(subset=[y]).sort_values("length")
-            ax.plot(g["length"], g[y], marker="o", ms=4, lw=1.6,
+            ax.plot(g["length"], g[y], marker="o", ms=4, lw=1.6, clip_on=False, zorder=3,
                     label=METHOD_NAMES.get(method, method), color=COLORS.get(method))
         ax.set_xscale("log", base=2)
         ax.set_xticks(lengths, [length_label(n) for n in lengths], fontsize=8)
@@ -58,15 +62,37 @@ def _series(ax, groups: list[tuple[str, pd.DataFrame]], y: str, lengths: list[in
         if len(v):
             ax.bar(i * width, float(v.iloc[0]), width=width * 0.9,
                    label=METHOD_NAMES.get(method, method), color=COLORS.get(method))
+            if float(v.iloc[0]) == 0:
+                _zero_tick(ax, i * width, COLORS.get(method))
     ax.set_xticks([(len(groups) - 1) * width / 2],
                   [length_label(lengths[0]) if lengths else ""], fontsize=8)
     ax.set_xlabel("context length (tokens)", fontsize=8)
 
 
-def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None
-            ) -> Path:
+def _zero_tick(ax, x: float, color: str | None) -> None:
+    """A bar of height 0 drawn as a short thick tick on the 0 line (visible over it)."""
+    ax.plot([x], [0], marker="_", ms=14, mew=3, color=color or "black", clip_on=False,
+            zorder=4)
+
+
+def _note(fig, note: str | None) -> float:
+    """Write ``note`` under the panels; the bottom margin it takes (figure fraction)."""
+    if not note:
+        return 0.0
+    fig.text(0.5, 0.01, note, ha="center", va="bottom", fontsize=9, style="italic")
+    return 0.06
+
+
+def all_zero(values: Any) -> bool:
+    """Whether ``values`` has a number and every number is 0 (NaN ignored)."""
+    v = pd.Series(values, dtype=float).dropna()
+    return bool(len(v)) and bool((v == 0).all())
+
+
+def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None,
+            note: str | None = None) -> Path:
     """Figure 2: score (%) vs context length, one panel per agent, one series per method;
-    score axes from 0 to 100."""
+    score axes from 0 to 100; ``note`` under the panels."""
     plt = _pyplot()
     agent_names = agent_names or {}
     agents = list(dict.fromkeys(curve["agent"]))
@@ -86,7 +112,7 @@ def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
+    fig.tight_layout(rect=(0, _note(fig, note), 1, 0.9))
     return _save(fig, plt, path)
 
 
@@ -116,9 +142,10 @@ def evidence_figure(table: pd.DataFrame, path: str | Path) -> Path:
     return _save(fig, plt, path)
 
 
-def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None
-            ) -> Path:
-    """Figure 3: TreeAgent - Flat gain (%) per task, one panel per agent (own y-range)."""
+def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None,
+            note: str | None = None) -> Path:
+    """Figure 3: TreeAgent - Flat gain (%) per task, one panel per agent (own y-range;
+    -1 to 1 when every gain of the panel is 0); ``note`` under the panels."""
     plt = _pyplot()
     agent_names = agent_names or {}
     agents = [a for a in dict.fromkeys(gains["agent"]) if a != "mean"]
@@ -133,7 +160,11 @@ def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
         for i in range(len(tasks)):
             if math.isnan(values.iloc[i]):
                 ax.text(i, 0, "—", ha="center", va="bottom", fontsize=8)
+            elif values.iloc[i] == 0:
+                _zero_tick(ax, i, colors[i % 10])
         ax.axhline(0, color="black", lw=0.6)
+        if all_zero(values):
+            ax.set_ylim(-1, 1)
         ax.set_xticks(range(len(tasks)), [TASK_NAMES.get(t, t) for t in tasks],
                       rotation=60, ha="right", fontsize=7)
         ax.set_title(agent_names.get(agent, agent), fontsize=9)
@@ -141,7 +172,7 @@ def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(agents):]:
         ax.axis("off")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, _note(fig, note), 1, 1))
     return _save(fig, plt, path)
 
 

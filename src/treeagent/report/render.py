@@ -20,6 +20,10 @@ from treeagent.report import tables as T
 MISSING = "—"
 _NUMERIC = re.compile(r"^[-−+\[\]()\d.,%\s—]*$")
 MAX_MISSING_LISTED = 40
+ZERO_SCORES = "All scores are 0: every point lies on the 0 line (the series overlap)."
+ZERO_GAINS_ZERO_SCORES = "All scores are 0, so every gain is 0 (the ticks on the 0 line)."
+ZERO_GAINS = ("Every gain is 0: TreeAgent and Flat score the same on every task "
+              "(the ticks on the 0 line).")
 
 
 class Bold(str):
@@ -64,7 +68,15 @@ def _html(headers: list[str], rows: list[list[str]], table_id: str = "") -> str:
 
 def _group_label(n: int) -> str:
     words = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six"}
-    return f"{words[n]}-agent mean" if n in words else f"Mean over {n} agents"
+    if n in words:
+        return f"{words[n]}-agent mean"
+    return f"Mean over {n} agent{'s' if n != 1 else ''}"
+
+
+def _groups(agents: list[str]) -> list[str]:
+    """The agents, then the agent mean when there are several (with one agent the mean
+    only repeats its rows, so the tables leave it out; metrics.json keeps it)."""
+    return [*agents, "mean"] if len(agents) > 1 else list(agents)
 
 
 def table1_rows(t1: T.Table1, names: dict[str, str]) -> tuple[list[str], list[list[str]]]:
@@ -73,7 +85,7 @@ def table1_rows(t1: T.Table1, names: dict[str, str]) -> tuple[list[str], list[li
     headers = ["Memory agent", "Method", *[T.DATASET_NAMES.get(d, d) for d in t1.datasets],
                "AVG."]
     rows = []
-    for group in [*t1.agents, "mean"]:
+    for group in _groups(t1.agents):
         label = _group_label(len(t1.agents)) if group == "mean" else names.get(group, group)
         best = {}
         for col in cols:
@@ -120,15 +132,20 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
                  for a in [*t1.agents, "mean"]}
         metrics["gain"] = {a: _num(g) for a, g in gains.items()}
         blocks.append(("p", "Gain TreeAgent − Flat (AVG.): " + ", ".join(
-            f"{names.get(a, a) if a != 'mean' else 'agent mean'} {fmt(g)}"
-            for a, g in gains.items())))
+            f"{names.get(a, a) if a != 'mean' else 'agent mean'} {fmt(gains[a])}"
+            for a in _groups(t1.agents))))
+    clip_blocks, metrics["clipped"] = _clip_section(scores, names)
+    blocks += clip_blocks
+    if both:
         blocks += [("h2", "Figure 2: score (%) vs context length"),
-                   ("img", (figures.get("figure2"), "figure2")),
-                   ("h2", f"Figure 3: per-task gains TreeAgent − Flat on {ds_name} (%)"),
+                   ("img", (figures.get("figure2"), "figure2"))]
+        blocks += [("p", n) for n in [figures.get("figure2_note")] if n]
+        blocks += [("h2", f"Figure 3: per-task gains TreeAgent − Flat on {ds_name} (%)"),
                    ("img", (figures.get("figure3"), "figure3"))]
+        blocks += [("p", n) for n in [figures.get("figure3_note")] if n]
         g = T.task_gains(cells, dataset)
         tasks = T.task_order(g["task"])
-        agents = list(dict.fromkeys(g["agent"]))
+        agents = [a for a in dict.fromkeys(g["agent"]) if a in _groups(t1.agents)]
         rows = [[names.get(a, a) if a != "mean" else "Agent mean"]
                 + [fmt(g[(g.agent == a) & (g.task == t)]["gain"].iloc[0]) for t in tasks]
                 for a in agents]
@@ -163,7 +180,8 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
                    ("table", (["Memory agent", "Match rate", "Examples"],
                               [[names.get(x.agent, x.agent) if x.agent != "mean"
                                 else "Agent mean", fmt(x.rate), str(x.n)]
-                               for x in s.itertuples()], "match-rate"))]
+                               for x in s.itertuples() if x.agent in _groups(t1.agents)],
+                              "match-rate"))]
         metrics["section_match_rate"] = {x.agent: _num(x.rate) for x in s.itertuples()}
     else:
         blocks.append(("p", "Flat vs TreeAgent comparisons (Figures 2-3, Tables 3-4, "
@@ -178,6 +196,40 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
                                   for r in listed.itertuples()], "missing")))
         if len(missing) > len(listed):
             blocks.append(("p", f"… and {len(missing) - len(listed)} more."))
+    return blocks, metrics
+
+
+CLIP_NOTE = (
+    "A call whose prompt would exceed the agent's request limit (Table 2, clamped to the "
+    "model's context window) is cut to fit: the section text first, then the memory and "
+    "the other long fields; a section's path and retrieved spans are never cut. Per agent "
+    "and method: the cuts over all calls and the examples with at least one cut.")
+
+
+def _clip_section(scores: pd.DataFrame, names: dict[str, str]
+                  ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+    """The prompt-cut table (issue 16; zeros shown) and its metrics.json entry (agent ->
+    method -> cuts and clipped examples, null where the rows record no count)."""
+    c = T.clip_counts(scores)
+    rows, metrics = [], {}
+    last = None
+    for x in c.itertuples():
+        known = x.recorded > 0
+        line = (f"{x.cuts} cut{'s' if x.cuts != 1 else ''} in {x.clipped_examples} of "
+                f"{x.examples} example{'s' if x.examples != 1 else ''}" if known
+                else "not recorded")
+        rows.append([names.get(x.agent, x.agent) if x.agent != last else "",
+                     T.METHOD_NAMES.get(x.method, x.method), str(x.examples),
+                     str(x.clipped_examples) if known else MISSING,
+                     str(x.cuts) if known else MISSING, line])
+        last = x.agent
+        metrics.setdefault(x.agent, {})[x.method] = {
+            "cuts": int(x.cuts) if known else None,
+            "examples": int(x.clipped_examples) if known else None}
+    blocks: list[tuple[str, Any]] = [
+        ("h2", "Prompts clipped to fit the request limit"), ("p", CLIP_NOTE),
+        ("table", (["Memory agent", "Method", "Examples", "Examples clipped", "Cuts",
+                    "Prompts clipped to fit"], rows, "clipped"))]
     return blocks, metrics
 
 
@@ -276,11 +328,19 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
     cells = T.cell_means(scores)
     figs: dict[str, str] = {}
     if {"flat", "treeagent"} <= set(scores["method"]):
-        F.figure2(T.length_curve(cells), out_dir / "figures" / "figure2.png", names)
+        curve = T.length_curve(cells)
+        if F.all_zero(curve["score"]):
+            figs["figure2_note"] = ZERO_SCORES
+        F.figure2(curve, out_dir / "figures" / "figure2.png", names,
+                  note=figs.get("figure2_note"))
         figs["figure2"] = "figures/figure2.png"
         gains = T.task_gains(cells, dataset)
         if len(gains):
-            F.figure3(gains, out_dir / "figures" / "figure3.png", names)
+            if F.all_zero(gains.loc[gains["agent"] != "mean", "gain"]):
+                figs["figure3_note"] = ZERO_GAINS_ZERO_SCORES if F.all_zero(
+                    cells.loc[cells["dataset"] == dataset, "score"]) else ZERO_GAINS
+            F.figure3(gains, out_dir / "figures" / "figure3.png", names,
+                      note=figs.get("figure3_note"))
             figs["figure3"] = "figures/figure3.png"
     blocks, metrics = _sections(scores, cells, dataset, names, figs, seed)
     head: list[tuple[str, Any]] = [("note", note)] if note else []

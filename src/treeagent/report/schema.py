@@ -34,6 +34,8 @@ COLUMN_DOCS: dict[str, str] = {
     "sections": "sections read by the agent for this example",
     "flat_sections": "T_flat: the Flat section count of this example (budget matching, 4.5)",
     "seconds": "wall-clock seconds spent on this example",
+    "clipped": "prompt fields cut to fit the request limit over all calls (0: none; "
+               "null: not recorded)",
 }
 
 _TYPES: dict[str, pa.DataType] = {
@@ -42,7 +44,7 @@ _TYPES: dict[str, pa.DataType] = {
     "model": pa.string(), "model_revision": pa.string(), "prediction": pa.string(),
     "reference": pa.string(), "score": pa.float64(), "calls": pa.int64(),
     "input_tokens": pa.int64(), "output_tokens": pa.int64(), "sections": pa.int64(),
-    "flat_sections": pa.int64(), "seconds": pa.float64(),
+    "flat_sections": pa.int64(), "seconds": pa.float64(), "clipped": pa.int64(),
 }
 
 REQUIRED: tuple[str, ...] = (
