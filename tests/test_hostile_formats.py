@@ -149,7 +149,7 @@ def test_yaml_numbers_booleans_and_nulls_stay_whole():
     assert len(by_path["$.w"]) > 1  # strings are still divisible
 
 
-_scalar = st.one_of(st.integers(), st.floats(allow_nan=False), st.booleans(), st.none(),
+_scalar = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
                     st.text(st.characters(codec="utf-8", exclude_characters="\r\x85\u2028\u2029"),
                             max_size=12))
 _doc = st.recursive(_scalar, lambda k: st.one_of(
@@ -223,6 +223,20 @@ def test_yaml_comments_stay_with_their_neighbour():
         assert comment in joined
     first = r.sections[0].text(text)
     assert first.startswith("# about the file\nname:")
+
+
+def test_javascript_comments_stay_with_their_neighbour():
+    text = ("// the settings\nconst settings = {\n  // the name of it\n  name: 'a b c d e f g h',\n"
+            "  count: 12345, // how many\n  /* the items,\n     in order */\n"
+            "  items: ['alpha beta gamma delta', 3.5], /* pi-ish */\n};\n")
+    r = section_text(text, "javascript", TOK, 36, search=False)
+    texts = [s.text(text) for s in r.sections]
+    assert len(texts) >= 2, texts  # the object is split into runs of properties
+    for comment, neighbour in (("// the name of it", "name: 'a b"), ("// how many", "12345"),
+                               ("/* the items,\n     in order */", "items: ["),
+                               ("/* pi-ish */", "3.5]")):
+        holding = [t for t in texts if comment in t]
+        assert len(holding) == 1 and neighbour in holding[0], (comment, texts)
 
 
 def test_split_html_containers_keep_their_attributes_in_the_path():

@@ -72,6 +72,7 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 from tree_sitter import Node as TSNode
 
+from treeagent.formats.comments import js_after, js_lines_before, keep_comments
 from treeagent.formats.escapes import backslash_run, key_step_printable
 from treeagent.tree import LineIndex, Node, ParseError, Tree, index_step
 
@@ -1106,7 +1107,13 @@ def parse(text: str, *, dynamic: Dynamic = "reject", crosscheck: Crosscheck = "m
     instead of rejecting them (A.1); ``crosscheck`` chooses the reference reader (module
     docstring).
     """
-    return _parse(text, dynamic, crosscheck)[0]
+    tree = _parse(text, dynamic, crosscheck)[0]
+    if "/" in text:  # comments stay with their neighbour (after the checks: spans only),
+        # inside each binding: bindings keep the spans binding_spans gives
+        program = tree.root.kind == "program"
+        for top in tree.root.children if program else [tree.root]:
+            keep_comments(text, top, top.start, js_lines_before, js_after, fixed_root=True)
+    return tree
 
 
 def static_value(text: str, *, dynamic: Dynamic = "reject",

@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import yaml
 
+from treeagent.formats.comments import hash_after, hash_lines_before, keep_comments
 from treeagent.formats.escapes import escape_starts_at
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
 
@@ -405,7 +406,8 @@ class _Builder:
         if "#" in self.text:
             lo = 0
             for root, start, end, _ in self.docs:  # implicit documents start at their root
-                _keep_comments(self.text, root, lo if start == root.start else start)
+                keep_comments(self.text, root, lo if start == root.start else start,
+                              hash_lines_before, hash_after)
                 lo = end
         if len(self.docs) == 1:
             return Tree(self.text, self.docs[0][0], "yaml", "$")
@@ -445,55 +447,6 @@ class _FlatKeysLoader(yaml.SafeLoader):
                     "while scanning a simple key", key.mark,
                     "could not find expected ':'", self.get_mark())
             del keys[level]
-
-
-def _comment_lines_before(text: str, lo: int, at: int) -> int:
-    """Start of the run of whole-line comments directly above the line where a node
-    starts at ``at`` (only indentation before it), not before ``lo``; ``at`` if none."""
-    line = text.rfind("\n", 0, at) + 1
-    if text[line:at].strip(" \t") or line <= lo:
-        return at
-    start = at
-    while line > lo:
-        prev = text.rfind("\n", 0, line - 1) + 1
-        if prev < lo:
-            break
-        body = text[prev:line].strip(" \t\r\n")
-        if not body.startswith("#"):
-            break
-        start = prev + text[prev:line].index("#")
-        line = prev
-    return start
-
-
-def _keep_comments(text: str, root: Node, lo: int) -> None:
-    """Comments stay with their neighbour (issue 18): a node starts at the whole-line
-    comments directly above it, and a scalar ends after a comment on its own line, so
-    no section boundary strands a comment. Containers widen to their children."""
-    n = len(text)
-    order: list[tuple[Node, int]] = []
-    stack = [(root, lo)]
-    while stack:  # preorder with each node's lower bound; processed in reverse (post-order)
-        node, bound = stack.pop()
-        order.append((node, bound))
-        prev = max(bound, node.start) if node is not root else bound
-        for child in node.children:
-            stack.append((child, prev))
-            prev = child.end
-    for node, bound in reversed(order):
-        if not node.children and not node.atomic:
-            i = node.end
-            while i < n and text[i] in " \t":
-                i += 1
-            if i < n and text[i] == "#" and i > node.end:
-                eol = text.find("\n", i)
-                node.end = n if eol < 0 else eol
-                if node.end > 0 and text[node.end - 1] == "\r":
-                    node.end -= 1
-        elif node.children:
-            node.start = min(node.start, node.children[0].start)
-            node.end = max(node.end, node.children[-1].end)
-        node.start = _comment_lines_before(text, bound, node.start)
 
 
 def _yaml_error(text: str, exc: yaml.YAMLError, offset: int) -> ParseError:
