@@ -42,46 +42,53 @@ def _line_start(text: str, at: int) -> int:
     return text.rfind("\n", 0, at) + 1
 
 
+Above = Callable[[str, int, int, int], int | None]  # (text, lo, line above, line) -> start
+
+
 def hash_lines_before(text: str, lo: int, at: int) -> int:
     """Start of the ``#`` comment lines directly above a node starting its line at ``at``."""
-    return _lines_before(text, lo, at, lambda body: body.startswith("#"))
+    return _lines_before(text, lo, at, _hash_line)
 
 
 def js_lines_before(text: str, lo: int, at: int) -> int:
     """Start of the ``//`` lines and whole-line ``/* */`` blocks directly above ``at``."""
+    return _lines_before(text, lo, at, _js_comment)
+
+
+def _hash_line(text: str, lo: int, prev: int, line: int) -> int | None:
+    body = text[prev:line]
+    if prev < lo or not body.strip(" \t\r\n").startswith("#"):
+        return None
+    return prev + len(body) - len(body.lstrip(" \t"))
+
+
+def _js_comment(text: str, lo: int, prev: int, line: int) -> int | None:
+    """Start of a ``//`` line or of a whole-line ``/* */`` block ending at ``line``."""
+    body = text[prev:line].strip(" \t\r\n")
+    if body.startswith("//"):
+        return prev + text[prev:line].index("/") if prev >= lo else None
+    if body.endswith("*/"):
+        close = prev + len(text[prev:line].rstrip(" \t\r\n")) - 2
+        opening = text.rfind("/*", lo, close)
+        if opening >= 0 and text.find("*/", opening + 2) == close:
+            head = _line_start(text, opening)
+            if head >= lo and not text[head:opening].strip(" \t"):
+                return opening
+    return None
+
+
+def _lines_before(text: str, lo: int, at: int, above: Above) -> int:
+    """Start of the comment run directly above the line where a node starts at ``at``
+    (only indentation before it), not before ``lo``; ``at`` if none."""
     line = _line_start(text, at)
     if text[line:at].strip(" \t") or line <= lo:
         return at
     start = at
     while line > lo:
-        prev = _line_start(text, line - 1)
-        body = text[prev:line].strip(" \t\r\n")
-        if body.startswith("//") and prev >= lo:
-            start, line = prev + text[prev:line].index("/"), prev
-            continue
-        if body.endswith("*/"):
-            close = prev + len(text[prev:line].rstrip(" \t\r\n")) - 2
-            opening = text.rfind("/*", lo, close)
-            if opening >= 0 and text.find("*/", opening + 2) == close:
-                head = _line_start(text, opening)
-                if head >= lo and not text[head:opening].strip(" \t"):
-                    start, line = opening, head
-                    continue
-        break
-    return start
-
-
-def _lines_before(text: str, lo: int, at: int, is_comment: Callable[[str], bool]) -> int:
-    line = _line_start(text, at)
-    if text[line:at].strip(" \t") or line <= lo:
-        return at
-    start = at
-    while line > lo:
-        prev = _line_start(text, line - 1)
-        if prev < lo or not is_comment(text[prev:line].strip(" \t\r\n")):
+        found = above(text, lo, _line_start(text, line - 1), line)
+        if found is None:
             break
-        body = text[prev:line]
-        start, line = prev + len(body) - len(body.lstrip(" \t")), prev
+        start, line = found, _line_start(text, found)
     return start
 
 
