@@ -29,13 +29,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treeagent.agents import common, infmem, memreread
+from treeagent.agents import infmem, memreread
 from treeagent.agents.bm25 import SUBCHUNK_TOKENS
 from treeagent.agents.common import (
     CHAT_OVERHEAD,
     MIN_NEW_TOKENS,
     NO_MEMORY,
-    TABLE2,
     Limits,
     generation_limit,
     problem_text,
@@ -43,6 +42,7 @@ from treeagent.agents.common import (
 from treeagent.agents.observation import PATH_LABEL, RETRIEVED_HEADER, Document, prepare
 from treeagent.agents.runner import AGENTS, capped
 from treeagent.agents.templates import SPECS, Prompts
+from treeagent.registry import AGENTS as AGENT_RECORDS
 from treeagent.retrieval import MAX_SPANS, SPAN_TOKENS
 from treeagent.tokens import Tokenizer
 
@@ -309,7 +309,7 @@ def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequenc
 
 COSTS = {"memagent": cost_memagent, "infmem": cost_infmem, "memreread": cost_memreread,
          "rememr1": cost_rememr1}
-assert set(COSTS) == set(AGENTS)
+"""The cost model of each paper agent (an agent without one cannot be planned)."""
 
 
 # --------------------------------------------------------------------------- planning
@@ -378,7 +378,10 @@ def agent_setup(agent: str, model: str, max_new_tokens: int | None,
     from treeagent import tokens
     from treeagent.llm.models import ModelError, resolve_model, tokenizer_dir
 
-    limits = capped(TABLE2[agent], max_new_tokens)
+    record = AGENT_RECORDS.get(agent)  # ValueError naming the agents
+    if agent not in COSTS:
+        raise ValueError(f"no cost model for agent {agent!r} (planned: {', '.join(COSTS)})")
+    limits = capped(record.limits, max_new_tokens)
     window = engine_options.get("max_model_len") or engine_options.get("context_window")
     name = tokenizer
     try:
@@ -409,10 +412,8 @@ def _thinking_budget(agent: str, options: dict[str, Any], max_new_tokens: int | 
     from treeagent.agents import runner
 
     opts = {**options, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {})}
-    resolve = getattr(runner, "thinking", None)
-    thinking = (resolve(agent, opts) if resolve is not None
-                else getattr(common, "THINKING", {}).get(agent))
-    return int(thinking.budget or 0) if thinking is not None and thinking.enabled else 0
+    thinking = runner.thinking(agent, opts)
+    return int(thinking.budget or 0) if thinking.enabled else 0
 
 
 def plan_params(params: Any, validated: str | Path = "validated",

@@ -52,23 +52,39 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-TASKS: tuple[str, ...] = (
-    "one_field",
-    "two_fields",
-    "four_fields",
-    "two_records",
-    "four_records",
-    "conditional_count",
-    "most_frequent",
-    "numeric_extremum",
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task (paper 4.1): its id, its title in Table 4 and how its answer
+    is matched: ``"value"`` (one value), ``"number"`` (one number), ``"ordered"`` or
+    ``"unordered"`` (several values)."""
+
+    name: str
+    title: str
+    match: str
+
+
+TASK_RECORDS: tuple[Task, ...] = (
+    Task("one_field", "1 Field", "value"),
+    Task("two_fields", "2 Fields", "ordered"),
+    Task("four_fields", "4 Fields", "ordered"),
+    Task("two_records", "2 Records", "ordered"),
+    Task("four_records", "4 Records", "ordered"),
+    Task("conditional_count", "Conditional Count", "number"),
+    Task("most_frequent", "Frequent Values", "unordered"),
+    Task("numeric_extremum", "Numeric Extremum", "number"),
 )
+"""The eight tasks, in the paper's order (collected in :data:`treeagent.registry.TASKS`)."""
+
+TASKS: tuple[str, ...] = tuple(t.name for t in TASK_RECORDS)
 """The eight task ids (paper Section 4.1), in the paper's order."""
 
-SINGLE_VALUE_TASKS = frozenset({"one_field", "conditional_count", "numeric_extremum"})
-NUMERIC_TASKS = frozenset({"conditional_count", "numeric_extremum"})
-UNORDERED_TASKS = frozenset({"most_frequent"})
+SINGLE_VALUE_TASKS = frozenset(t.name for t in TASK_RECORDS if t.match in ("value", "number"))
+NUMERIC_TASKS = frozenset(t.name for t in TASK_RECORDS if t.match == "number")
+UNORDERED_TASKS = frozenset(t.name for t in TASK_RECORDS if t.match == "unordered")
 
 ABS_TOLERANCE = 0.01
 REL_TOLERANCE = 0.001

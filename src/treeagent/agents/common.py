@@ -65,14 +65,6 @@ class Limits:
     request: int
 
 
-TABLE2: dict[str, Limits] = {
-    "memagent": Limits(1024, 1024, None, 32768),
-    "infmem": Limits(1024, 1024, 1024, 32768),
-    "memreread": Limits(1024, 1024, 8192, 40960),
-    "rememr1": Limits(2048, 2048, 1024, 40960),
-}
-
-
 THINK_END = "</think>"
 
 
@@ -129,12 +121,24 @@ class Thinking:
         return {} if self.enabled is None else {"enable_thinking": self.enabled}
 
 
-THINKING: dict[str, Thinking] = {
-    "memagent": Thinking(),  # Qwen2.5 base: no thinking switch
-    "infmem": Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
-    "memreread": Thinking(False),  # upstream: enable_thinking False on every call
-    "rememr1": Thinking(),  # Qwen2.5 base
-}
+@dataclass(frozen=True)
+class Agent:
+    """One memory agent, declared in its module (``AGENT = Agent(...)``) and registered
+    in :data:`treeagent.registry.AGENTS` (a plug-in: entry point ``treeagent.agents``).
+
+    ``title``: the paper's name (reports); ``limits``: its Table 2 row; ``templates``:
+    the prompt templates it renders (:mod:`treeagent.agents.templates`); ``run(ctx)``:
+    the workflow, a generator program returning the raw final reply; ``thinking``: the
+    checkpoint's chat-template thinking; ``paper_model``: the public checkpoint the
+    paper evaluates (C.1), None for an agent outside the paper (no ``paper`` preset)."""
+
+    name: str
+    title: str
+    limits: Limits
+    templates: tuple[str, ...]
+    run: Callable[[Any], Program]
+    thinking: Thinking = Thinking()
+    paper_model: str | None = None
 
 
 @dataclass

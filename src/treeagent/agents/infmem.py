@@ -41,8 +41,10 @@ from dataclasses import dataclass, field
 from treeagent.agents.bm25 import BM25Index, Hit
 from treeagent.agents.common import (
     NO_MEMORY,
-    TABLE2,
+    Agent,
+    Limits,
     Program,
+    Thinking,
     reply,
     reply_with_calls,
     strip_think,
@@ -50,7 +52,7 @@ from treeagent.agents.common import (
 from treeagent.agents.context import Context
 
 NAME = "infmem"
-LIMITS = TABLE2[NAME]
+LIMITS = Limits(1024, 1024, 1024, 32768)  # Table 2: memory, answer, controller, request
 TEMPLATES = ("infmem_tools", "infmem_plan", "infmem_write", "infmem_answer")
 TOOL_NAME = "retrievesearch"
 TOP_K_DEFAULT, TOP_K_MIN, TOP_K_MAX = 8, 3, 20
@@ -238,3 +240,7 @@ def run(ctx: Context) -> Program:
     )
     return (yield from reply(calls, answer))
 
+
+AGENT = Agent(NAME, "InfMem", LIMITS, TEMPLATES, run,
+              thinking=Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
+              paper_model="InfMem-4B")

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from treeagent.agents.common import NO_MEMORY, TABLE2, Program, ask, strip_think
+from treeagent.agents.common import NO_MEMORY, Agent, Limits, Program, Thinking, ask, strip_think
 from treeagent.agents.context import Context
 from treeagent.llm.base import Request, Response
 
 NAME = "memagent"
-LIMITS = TABLE2[NAME]
+LIMITS = Limits(1024, 1024, None, 32768)  # Table 2: memory, answer, controller, request
 TEMPLATES = ("memagent_memory", "memagent_answer")
 
 
@@ -54,3 +54,8 @@ def run(ctx: Context) -> Program:
         "memagent_answer", "answer", ctx.limits.answer, question=ctx.problem, memory=memory
     )
     return (yield from ask(request))
+
+
+AGENT = Agent(NAME, "MemAgent", LIMITS, TEMPLATES, run,
+              thinking=Thinking(),  # Qwen2.5 base: no thinking switch
+              paper_model="BytedTsinghua-SIA/RL-MemoryAgent-7B")

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import re
 
-from treeagent.agents.common import TABLE2, Program, ask, strip_think
+from treeagent.agents.common import Agent, Limits, Program, Thinking, ask, strip_think
 from treeagent.agents.context import Context
 from treeagent.agents.memagent import read_pass
 
 NAME = "memreread"
-LIMITS = TABLE2[NAME]
+LIMITS = Limits(1024, 1024, 8192, 40960)  # Table 2: memory, answer, controller, request
 TEMPLATES = ("memreread_memory", "memreread_decompose", "memreread_subanswer",
              "memreread_integrate", "memreread_answer")
 WIDTH = 4
@@ -104,3 +104,8 @@ def run(ctx: Context) -> Program:
         "memreread_answer", "answer", limits.answer, question=ctx.problem, memory=memory
     )
     return (yield from ask(final))
+
+
+AGENT = Agent(NAME, "MemReread", LIMITS, TEMPLATES, run,
+              thinking=Thinking(False),  # upstream: enable_thinking False on every call
+              paper_model="MemReread-4B")

@@ -31,12 +31,20 @@ from dataclasses import dataclass, field
 
 from treeagent import formats
 from treeagent.preprocess import section_tree
+from treeagent.registry import Named
 from treeagent.retrieval import MAX_SPANS, SPAN_TOKENS, Retrieved, retrieve
 from treeagent.sectioning import Section, flat
 from treeagent.tokens import TokenIndex, Tokenizer
 from treeagent.tree import Tree
 
-METHODS = ("flat", "tree", "tree+path", "treeagent")
+METHOD_RECORDS = (
+    Named("flat", "Flat"),  # fixed-size chunks, the baseline
+    Named("tree", "Tree"),  # structural sections
+    Named("tree+path", "Tree+Path"),  # + the root-to-section path
+    Named("treeagent", "TreeAgent"),  # + residual links (paper 3)
+)
+"""The reading modes, Table 1's rows in order (:data:`treeagent.registry.METHODS`)."""
+METHODS = tuple(m.name for m in METHOD_RECORDS)
 PATH_LABEL = "Path: "
 RETRIEVED_HEADER = "Retrieved from earlier memory:"
 

@@ -29,12 +29,21 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from treeagent.agents.common import NO_MEMORY, TABLE2, Program, ask, strip_think, tag_blocks
+from treeagent.agents.common import (
+    NO_MEMORY,
+    Agent,
+    Limits,
+    Program,
+    Thinking,
+    ask,
+    strip_think,
+    tag_blocks,
+)
 from treeagent.agents.context import Context
 from treeagent.tokens import Tokenizer
 
 NAME = "rememr1"
-LIMITS = TABLE2[NAME]
+LIMITS = Limits(2048, 2048, 1024, 40960)  # Table 2: memory, answer, controller, request
 TEMPLATES = ("rememr1_memory", "rememr1_answer")
 NO_RECALL = "No memory was recalled."
 
@@ -128,3 +137,8 @@ def run(ctx: Context) -> Program:
         recalled=recalled, memory=memory,
     )
     return (yield from ask(answer))
+
+
+AGENT = Agent(NAME, "ReMemR1", LIMITS, TEMPLATES, run,
+              thinking=Thinking(),  # Qwen2.5 base
+              paper_model="ReMemR1-7B")

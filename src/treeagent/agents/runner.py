@@ -13,12 +13,10 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from treeagent.agents import infmem, memagent, memreread, rememr1
+from treeagent import registry
 from treeagent.agents.common import (
-    THINKING,
     Calls,
     Limits,
     Program,
@@ -35,15 +33,13 @@ from treeagent.llm.cache import prompt_hash
 from treeagent.tokens import Tokenizer
 from treeagent.tree import Tree
 
-WORKFLOWS: dict[str, ModuleType] = {
-    m.NAME: m for m in (memagent, infmem, memreread, rememr1)
-}
-AGENTS = tuple(WORKFLOWS)
+AGENTS = registry.AGENTS.names
+"""Names of the registered agents (a live view of :data:`treeagent.registry.AGENTS`)."""
 OPTIONS = frozenset({"max_new_tokens", "width", "node_budget", "thinking", "thinking_budget"})
 """Workflow options a program accepts (MemReread: ``width``, ``node_budget``; every
 agent: ``thinking`` true/false/null overrides the checkpoint's ``enable_thinking``,
 ``thinking_budget`` InfMem's stage-1 budget, 0 or null for one stage; see
-:data:`treeagent.agents.common.THINKING`)."""
+:attr:`treeagent.agents.common.Agent.thinking`)."""
 
 
 @dataclass
@@ -114,7 +110,7 @@ class Meter:
 
 def thinking(agent: str, options: dict[str, Any]) -> Thinking:
     """The agent's :class:`Thinking` with the ``thinking``/``thinking_budget`` options."""
-    base = THINKING[agent]
+    base = registry.AGENTS.get(agent).thinking
     enabled = options["thinking"] if "thinking" in options else base.enabled
     budget = options["thinking_budget"] if "thinking_budget" in options else base.budget
     if enabled is not None and not isinstance(enabled, bool):
@@ -175,8 +171,7 @@ def program(
     (MemReread ``width``/``node_budget``; ``max_new_tokens`` caps every call, see
     :func:`capped`); ``trace=False`` keeps only the counts, not every call's reply
     (large runs). Bad arguments raise here, at once."""
-    if agent not in WORKFLOWS:
-        raise ValueError(f"unknown agent {agent!r} (choose from {', '.join(AGENTS)})")
+    registry.AGENTS.get(agent)  # ValueError naming the agents
     check_method(method)
     if base_budget < 1:
         raise ValueError("the base budget C must be a positive number of tokens")
@@ -196,9 +191,9 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
          context_window: int | None, options: dict[str, Any], meter: Meter,
          clock: Callable[[], float]) -> Generator[Request, Response, Result]:
     start = clock()
-    workflow = WORKFLOWS[agent]
+    workflow = registry.AGENTS.get(agent)
     doc = prepare(document, fmt, tokenizer, method, base_budget)
-    limits = capped(workflow.LIMITS, options.get("max_new_tokens"))
+    limits = capped(workflow.limits, options.get("max_new_tokens"))
     calls = Calls(prompts, tokenizer, generation_limit(limits, context_window),
                   thinking=thinking(agent, options))
     ctx = Context(doc, problem, question.strip(), prompts, calls, limits, tokenizer, options)

@@ -6,35 +6,45 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from treeagent import registry
 from treeagent.tree import Tree
 
-FORMATS = ("json", "html", "yaml", "javascript")
-_EXTENSIONS = {
-    ".json": "json", ".geojson": "json", ".jsonl": "json",
-    ".html": "html", ".htm": "html", ".xhtml": "html",
-    ".yaml": "yaml", ".yml": "yaml",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".json5": "javascript",
-}
-_MODULES = {"json": "json_format", "html": "html", "yaml": "yaml_format", "javascript": "javascript"}
+FORMATS = registry.FORMATS.names
+"""Names of the registered formats (a live view of :data:`treeagent.registry.FORMATS`)."""
 
 
-def _module(fmt: str):
-    if fmt not in _MODULES:
-        raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
-    return importlib.import_module(f"treeagent.formats.{_MODULES[fmt]}")
+@dataclass(frozen=True)
+class Format:
+    """One input format, declared in its module (``FORMAT = Format(...)``) and registered
+    in :data:`treeagent.registry.FORMATS` (a plug-in: entry point ``treeagent.formats``).
+
+    ``parse(text) -> Tree`` raises :class:`treeagent.tree.ParseError` on bad input;
+    ``safe_cut(text, pos)`` says whether SplitText may cut a divisible leaf at ``pos``;
+    ``extensions`` (lower case, with the dot) select it in :func:`detect`."""
+
+    name: str
+    title: str
+    extensions: tuple[str, ...]
+    parse: Callable[[str], Tree]
+    safe_cut: Callable[[str, int], bool]
+
+
+def _module(fmt: str) -> Format:
+    return registry.FORMATS.get(fmt)
 
 
 def detect(path: str | Path, text: str) -> str:
     """Format from the file extension, else from the content."""
     ext = Path(path).suffix.lower()
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
+    for record in registry.FORMATS:
+        if ext in record.extensions:
+            return record.name
     head = text.lstrip("\ufeff \t\r\n")[:512].lower()
     if head.startswith(("{", "[")):
         return "json"

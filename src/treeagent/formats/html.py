@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import re
 
+from treeagent.formats import Format
 from treeagent.tree import Node, ParseError, Tree
 
 _ATTRS = r"""(?:[^>=]++|=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >]*+))*+"""
@@ -399,3 +400,6 @@ def safe_cut(text: str, pos: int) -> bool:
         return True
     m = _REF.match(text, amp)
     return m is None or m.end() <= pos
+
+
+FORMAT = Format("html", "HTML", (".html", ".htm", ".xhtml"), parse, safe_cut)

@@ -72,6 +72,7 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 from tree_sitter import Node as TSNode
 
+from treeagent.formats import Format
 from treeagent.formats.comments import js_after, js_lines_before, keep_comments
 from treeagent.formats.escapes import backslash_run, key_step_printable
 from treeagent.tree import LineIndex, Node, ParseError, Tree, index_step
@@ -1239,3 +1240,6 @@ def safe_cut(text: str, pos: int) -> bool:
             return False
     return not (0xD800 <= _unit_before(text, pos) <= 0xDBFF
                 and 0xDC00 <= _unit_after(text, pos) <= 0xDFFF)
+
+
+FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"), parse, safe_cut)

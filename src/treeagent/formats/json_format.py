@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+from treeagent.formats import Format
 from treeagent.formats.escapes import escape_starts_at, key_step_printable
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
 
@@ -181,3 +182,6 @@ def safe_cut(text: str, pos: int) -> bool:
         if _HEX4.fullmatch(high) and 0xD800 <= int(high, 16) <= 0xDBFF:
             return False  # between the two halves of an escaped surrogate pair
     return True
+
+
+FORMAT = Format("json", "JSON", (".json", ".geojson", ".jsonl"), parse, safe_cut)

@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import yaml
 
+from treeagent.formats import Format
 from treeagent.formats.comments import hash_after, hash_lines_before, keep_comments
 from treeagent.formats.escapes import escape_starts_at
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
@@ -553,3 +554,6 @@ def safe_cut(text: str, pos: int) -> bool:
                 and 0xD800 <= int(high, 16) <= 0xDBFF and 0xDC00 <= int(low, 16) <= 0xDFFF):
             return False
     return True
+
+
+FORMAT = Format("yaml", "YAML", (".yaml", ".yml"), parse, safe_cut)

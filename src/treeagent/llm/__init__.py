@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from treeagent.llm.base import Engine, Message, Request, Response, Sampling
+from treeagent import registry
+from treeagent.llm.base import Engine, EngineSpec, Message, Request, Response, Sampling
 from treeagent.llm.cache import CallCache, call_key, engine_key, prompt_hash
 from treeagent.llm.models import ModelSource, model_revision, resolve_model, tokenizer_dir
 from treeagent.llm.scheduler import (
@@ -24,32 +25,50 @@ from treeagent.llm.scheduler import (
     run_programs,
 )
 
-ENGINES = ("transformers", "openai", "vllm")
+ENGINES = registry.ENGINES.names
+"""Names of the registered engines (a live view of :data:`treeagent.registry.ENGINES`)."""
 
 __all__ = [
-    "ENGINES", "CallCache", "CallTrace", "Engine", "Message", "ModelSource", "Outcome",
-    "Outcomes", "Program", "Request", "Response", "Sampling", "Totals", "arun_programs",
-    "call_key", "engine_key", "make_engine", "model_revision", "prompt_hash",
-    "resolve_model", "run_programs", "tokenizer_dir",
+    "ENGINES", "ENGINE_SPECS", "CallCache", "CallTrace", "Engine", "EngineSpec", "Message",
+    "ModelSource", "Outcome", "Outcomes", "Program", "Request", "Response", "Sampling",
+    "Totals", "arun_programs", "call_key", "engine_key", "make_engine", "model_revision",
+    "prompt_hash", "resolve_model", "run_programs", "tokenizer_dir",
 ]  # fmt: skip
+
+
+def _transformers(model: str | None, **options: Any) -> Engine:
+    from treeagent.llm.transformers_engine import TransformersEngine
+
+    return TransformersEngine(model, **options)
+
+
+def _openai(model: str | None, **options: Any) -> Engine:
+    from treeagent.llm.openai_engine import OpenAIEngine
+
+    if model is None:
+        raise ValueError("the openai engine needs model=<served model name>")
+    return OpenAIEngine(model, **options)
+
+
+def _vllm(model: str | None, **options: Any) -> Engine:
+    from treeagent.llm.vllm_engine import VLLMEngine
+
+    return VLLMEngine(model, **options)
+
+
+ENGINE_SPECS = (
+    EngineSpec("transformers", "Transformers", _transformers),  # local weights
+    EngineSpec("openai", "OpenAI-compatible", _openai),  # any OpenAI-compatible server
+    EngineSpec("vllm", "vLLM", _vllm),  # starts `vllm serve` from its own venv
+)
+"""The built-in engines (collected in :data:`treeagent.registry.ENGINES`)."""
 
 
 def make_engine(name: str, model: str | None = None, **options: Any) -> Engine:
     """An engine by name: ``transformers`` (local weights; default SmolLM2), ``openai``
     (any OpenAI-compatible server; ``base_urls=[...]``, ``api_key_env=...``) or ``vllm``
-    (starts ``vllm serve`` from its own venv). ``options`` go to the engine's constructor."""
-    if name == "transformers":
-        from treeagent.llm.transformers_engine import TransformersEngine
-
-        return TransformersEngine(model, **options)
-    if name == "openai":
-        from treeagent.llm.openai_engine import OpenAIEngine
-
-        if model is None:
-            raise ValueError("the openai engine needs model=<served model name>")
-        return OpenAIEngine(model, **options)
-    if name == "vllm":
-        from treeagent.llm.vllm_engine import VLLMEngine
-
-        return VLLMEngine(model, **options)
-    raise ValueError(f"unknown engine {name!r}: use one of {', '.join(ENGINES)}")
+    (starts ``vllm serve`` from its own venv), or a registered plug-in's.
+    ``options`` go to the engine's constructor."""
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}: use one of {', '.join(ENGINES)}")
+    return registry.ENGINES.get(name).factory(model, **options)

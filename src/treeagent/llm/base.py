@@ -7,7 +7,7 @@ batches every ready request across examples and hands the misses to the engine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -89,3 +89,15 @@ class Engine(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One inference engine, registered in :data:`treeagent.registry.ENGINES` (the
+    built-ins in :mod:`treeagent.llm`; a plug-in: entry point ``treeagent.engines``).
+    ``factory(model, **options)`` returns an :class:`Engine` (``model``: the model spec
+    or served name, None for the engine's default)."""
+
+    name: str
+    title: str
+    factory: Callable[..., Engine]
