@@ -26,32 +26,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("json", "html", "yaml", "javascript")
+from treeagent import registry
+
 MODES = ("live", "mirror", "sample")
-METHODS = ("flat", "tree", "tree+path", "treeagent")
-AGENTS = ("memagent", "infmem", "memreread", "rememr1")
-ENGINES = ("transformers", "openai", "vllm")
 PAPER_LENGTHS = tuple(8192 << i for i in range(8))  # 8K .. 1M (paper 4.1)
 LENGTHS = (2048, 4096, *PAPER_LENGTHS)  # + the demo buckets (treeagent.bench.contexts)
 TOKENIZERS = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
-TASKS = ("one_field", "two_fields", "four_fields", "two_records", "four_records",
-         "conditional_count", "most_frequent", "numeric_extremum")
 DEFAULT_PATH = Path("params.yaml")
 SEARCH_RULE = "[C, 2C-1]"
 """The budget search range of A.2 / C.2, fixed by the paper (``treeagent.budget``)."""
 RETRIEVAL = {"k": 4, "span_tokens": 96}
 """Span retrieval limits of C.2, fixed by the paper (``treeagent.retrieval``)."""
 
-#: Request limits of C.3 (prompt + generation), the context each agent's server needs.
-REQUEST_LIMITS = {"memagent": 32768, "infmem": 32768, "memreread": 40960, "rememr1": 40960}
 
-#: Public checkpoints of the paper (C.1); pin ``revision`` to a commit where you have them.
-PAPER_MODELS = {
-    "memagent": "BytedTsinghua-SIA/RL-MemoryAgent-7B",
-    "infmem": "InfMem-4B",
-    "memreread": "MemReread-4B",
-    "rememr1": "ReMemR1-7B",
-}
+def _builtin(kind: registry.Registry[Any]) -> list[str]:
+    """The names of a registry's built-in records (the paper's; presets list no plug-in)."""
+    return [r.name for r in kind.builtin()]
 
 
 class ParamsError(ValueError):
@@ -107,12 +97,13 @@ def _demo() -> dict[str, Any]:
         },
         "evaluate": {
             "agents": ["memagent"],
-            "methods": list(METHODS),  # Flat, Tree, Tree+Path, TreeAgent (Table 1's rows)
+            "methods": _builtin(registry.METHODS),  # Flat, Tree, Tree+Path, TreeAgent (Table 1)
             "concurrency": 8,
             "cache": ".cache/calls.sqlite",
         },
         "agents": {name: {"model": "smollm2", "revision": "auto", "max_new_tokens": 64,
-                          "options": {}, "engine_options": {}} for name in AGENTS},
+                          "options": {}, "engine_options": {}}
+                   for name in _builtin(registry.AGENTS)},
         "report": {"dataset": "json"},
     }
 
@@ -125,14 +116,14 @@ def _paper() -> dict[str, Any]:
     p.update({
         "preset": "paper",
         "acquire": {
-            "mode": "mirror", "formats": list(FORMATS), "sources": None,
+            "mode": "mirror", "formats": _builtin(registry.FORMATS), "sources": None,
             "mirror_dir": "../shared/sources",
             "js_repos": {name: f"../js-repos/{name}" for name in
                          ("eslint", "webpack", "threejs", "plotly", "babel", "lodash")},
             "limit": None, "concurrency": 8,
         },
-        "build": {"formats": list(FORMATS), "lengths": list(PAPER_LENGTHS),
-                  "tasks": list(TASKS), "per_cell": 50, "questions_per_context": 5,
+        "build": {"formats": _builtin(registry.FORMATS), "lengths": list(PAPER_LENGTHS),
+                  "tasks": _builtin(registry.TASKS), "per_cell": 50, "questions_per_context": 5,
                   "tokenizers": ["qwen3", "qwen2.5"], "tolerance": 0.05,
                   "allow_reuse": False},
         "sectioning": {"base_budget": 5000, "search": SEARCH_RULE},
@@ -140,12 +131,14 @@ def _paper() -> dict[str, Any]:
                    "options": {"device": "auto", "concurrency": 256,
                                "extra_args": ["--tensor-parallel-size", "1",
                                               "--gpu-memory-utilization", "0.9"]}},
-        "evaluate": {"agents": list(AGENTS), "methods": list(METHODS),  # Table 1's rows
+        "evaluate": {"agents": _builtin(registry.AGENTS),  # Table 1's rows
+                     "methods": _builtin(registry.METHODS),
                      "concurrency": 256, "cache": ".cache/calls.sqlite"},
-        "agents": {name: {"model": PAPER_MODELS[name], "revision": "main",
-                          "max_new_tokens": None, "options": {},
-                          "engine_options": {"max_model_len": REQUEST_LIMITS[name]}}
-                   for name in AGENTS},
+        # the public checkpoints (C.1); servers hold each agent's Table 2 request limit
+        "agents": {a.name: {"model": a.paper_model, "revision": "main",
+                            "max_new_tokens": None, "options": {},
+                            "engine_options": {"max_model_len": a.limits.request}}
+                   for a in registry.AGENTS.builtin()},
     })
     return p
 
@@ -323,7 +316,7 @@ def validate(data: Any, source: str = "params") -> Params:
     if a is not None and c.keys("acquire", a, ("mode", "formats", "sources", "mirror_dir",
                                               "js_repos", "limit", "concurrency")):
         c.choice("acquire.mode", a.get("mode"), MODES, "source mode")
-        c.choices("acquire.formats", a.get("formats"), FORMATS, "format")
+        c.choices("acquire.formats", a.get("formats"), registry.FORMATS.names, "format")
         if a.get("sources") is not None and not (
                 isinstance(a["sources"], list) and all(isinstance(s, str) for s in a["sources"])):
             c.fail("acquire.sources", "expected null (all sources) or a list of source names")
@@ -346,7 +339,7 @@ def validate(data: Any, source: str = "params") -> Params:
     if b is not None and c.keys("build", b, ("formats", "lengths", "tasks", "per_cell",
                                             "questions_per_context", "tokenizers",
                                             "tolerance", "allow_reuse")):
-        c.choices("build.formats", b.get("formats"), FORMATS, "format")
+        c.choices("build.formats", b.get("formats"), registry.FORMATS.names, "format")
         if a is not None and isinstance(a, Mapping) and isinstance(b.get("formats"), list) \
                 and isinstance(a.get("formats"), list):
             extra = [f for f in b["formats"] if f not in a["formats"]]
@@ -354,7 +347,7 @@ def validate(data: Any, source: str = "params") -> Params:
                 c.fail("build.formats", f"{', '.join(extra)} not acquired "
                                         "(add to acquire.formats)")
         c.choices("build.lengths", b.get("lengths"), LENGTHS, "length bucket")
-        c.choices("build.tasks", b.get("tasks"), TASKS, "task")
+        c.choices("build.tasks", b.get("tasks"), registry.TASKS.names, "task")
         c.integer("build.per_cell", b.get("per_cell"), 1)
         c.integer("build.questions_per_context", b.get("questions_per_context"), 1)
         c.choices("build.tokenizers", b.get("tokenizers"), TOKENIZERS, "construction tokenizer")
@@ -381,26 +374,28 @@ def validate(data: Any, source: str = "params") -> Params:
 
     e = data.get("engine")
     if e is not None and c.keys("engine", e, ("name", "options")):
-        c.choice("engine.name", e.get("name"), ENGINES, "engine")
+        c.choice("engine.name", e.get("name"), registry.ENGINES.names, "engine")
         if not isinstance(e.get("options"), Mapping):
             c.fail("engine.options", f"expected a mapping, got {_kind(e.get('options'))}")
 
     ev = data.get("evaluate")
     agents = data.get("agents")
+    agent_names = tuple(registry.AGENTS.names)
     if ev is not None and c.keys("evaluate", ev, ("agents", "methods", "concurrency", "cache")):
-        c.choices("evaluate.agents", ev.get("agents"), AGENTS, "memory agent")
-        c.choices("evaluate.methods", ev.get("methods"), METHODS, "method")
+        c.choices("evaluate.agents", ev.get("agents"), registry.AGENTS.names,
+                  "memory agent")
+        c.choices("evaluate.methods", ev.get("methods"), registry.METHODS.names, "method")
         c.integer("evaluate.concurrency", ev.get("concurrency"), 1)
         c.text("evaluate.cache", ev.get("cache"), optional=True)
         if isinstance(ev.get("agents"), list) and isinstance(agents, Mapping):
             for name in ev["agents"]:
-                if name in AGENTS and name not in agents:
+                if name in agent_names and name not in agents:
                     c.fail(f"agents.{name}", "missing (listed in evaluate.agents)")
 
-    if agents is not None and c.keys("agents", agents, (), AGENTS):
+    if agents is not None and c.keys("agents", agents, (), agent_names):
         for name, spec in agents.items():
             key = f"agents.{name}"
-            if name not in AGENTS or not c.keys(key, spec, ("model", "revision", "max_new_tokens",
+            if name not in agent_names or not c.keys(key, spec, ("model", "revision", "max_new_tokens",
                                                             "options", "engine_options")):
                 continue
             c.text(f"{key}.model", spec.get("model"))
@@ -416,7 +411,7 @@ def validate(data: Any, source: str = "params") -> Params:
 
     rep = data.get("report")
     if rep is not None and c.keys("report", rep, ("dataset",)):
-        if c.choice("report.dataset", rep.get("dataset"), FORMATS, "dataset") and \
+        if c.choice("report.dataset", rep.get("dataset"), registry.FORMATS.names, "dataset") and \
                 isinstance(b, Mapping) and isinstance(b.get("formats"), list) and \
                 rep["dataset"] not in b["formats"]:
             c.fail("report.dataset", f"{rep['dataset']!r} is not built (build.formats)")
