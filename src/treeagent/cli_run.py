@@ -13,29 +13,31 @@ import argparse
 import sys
 from pathlib import Path
 
-AGENTS = ("memagent", "infmem", "memreread", "rememr1")
-METHODS = ("flat", "tree", "tree+path", "treeagent")
-ENGINES = ("transformers", "openai", "vllm")
-FORMATS = ("json", "html", "yaml", "javascript")
+from treeagent.registry import AGENTS, ENGINES, FORMATS, METHODS, LazyText, lazy_choices, or_list
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="answer a question about a file with a memory agent")
-    p.add_argument("file", help="the input document (JSON, HTML, YAML or JavaScript)")
+    # choices and the formats' titles are read from the registries only when shown/checked
+    p.add_argument("file", help="the input document (%(formats)s)").formats = LazyText(
+        lambda: or_list(FORMATS.titles.values()))
     p.add_argument("--question", "-q", required=True, help="the question to answer")
-    p.add_argument("--agent", choices=AGENTS, default="memagent",
-                   help="memory agent whose workflow reads the file (C.2)")
-    p.add_argument("--method", choices=METHODS, default="treeagent",
-                   help="reading mode: Flat chunks, Tree sections, + path, + residual links (3)")
-    p.add_argument("--engine", choices=ENGINES, default="transformers",
-                   help="model engine: local transformers, a vLLM server, or an "
-                        "OpenAI-compatible URL")
+    lazy_choices(p.add_argument("--agent", default="memagent",
+                                help="memory agent whose workflow reads the file (C.2)"),
+                 AGENTS.names)
+    lazy_choices(p.add_argument("--method", default="treeagent", help="reading mode: Flat "
+                                "chunks, Tree sections, + path, + residual links (3)"),
+                 METHODS.names)
+    lazy_choices(p.add_argument("--engine", default="transformers",
+                                help="model engine: local transformers, a vLLM server, or an "
+                                     "OpenAI-compatible URL"), ENGINES.names)
     p.add_argument("--model", help="model spec: smollm2 (default), a folder, a .gguf file, "
                    "or a served model name (openai)")
     p.add_argument("--base-url", action="extend", nargs="+", dest="base_urls", metavar="URL",
                    help="OpenAI-compatible endpoint(s); several are load-balanced")
     p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")
-    p.add_argument("--format", choices=FORMATS, help="input format (default: detected)")
+    lazy_choices(p.add_argument("--format", help="input format (default: detected)"),
+                 FORMATS.names)
     p.add_argument("--task", help="benchmark task id, for its answer instruction (C.3)")
     p.add_argument("--tokenizer", help="tokenizer name or folder (default: the model's)")
     p.add_argument("--context-window", type=int, help="model context length in tokens "

@@ -7,12 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+from treeagent.registry import FORMATS, lazy_choices
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sections", help="section a JSON/HTML/YAML/JS file (Algorithm 1 + A.2)")
     p.add_argument("file", help="input file, or - for standard input")
-    p.add_argument("--format", choices=["json", "html", "yaml", "javascript"],
-                   help="input format (default: from the extension, else the content)")
+    lazy_choices(p.add_argument("--format", help="input format (default: from the extension, "
+                                "else the content)"), FORMATS.names)
     p.add_argument("--tokenizer", default="qwen3", help="qwen3, qwen2.5, cl100k_base, "
                    "o200k_base, or a folder holding tokenizer.json")
     p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_FORMATS = ("json", "html", "yaml", "javascript")
+from treeagent.registry import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,8 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = bsub.add_parser("build", help="acquire, build and validate examples into validated/")
     b.add_argument("--preset", choices=["demo", "paper"], default="demo",
                    help="grid and sources every option below falls back to")
-    b.add_argument("--formats", nargs="+", metavar="FORMAT",
-                   help=f"datasets to build ({', '.join(_FORMATS)}; default: the preset's)")
+    b.add_argument("--formats", nargs="+", metavar="FORMAT",  # names read when shown
+                   help="datasets to build (%(formats)s; default: the preset's)"
+                   ).formats = FORMATS.names
     b.add_argument("--tasks", nargs="+", metavar="TASK",
                    help="tasks of Table 4 (one_field, conditional_count, ...; default: all)")
     b.add_argument("--lengths", nargs="+", metavar="LEN",
@@ -202,7 +203,7 @@ def _locate(fmt: str, context: str, unit_ids: list[str], spec: dict[str, Any],
 def run_show(args: argparse.Namespace) -> int:
     from treeagent.bench import io
 
-    fmt = next((f for f in _FORMATS if args.id.startswith(f + "-")), None)
+    fmt = next((f for f in FORMATS.names if args.id.startswith(f + "-")), None)
     if fmt is None:
         return _fail(f"{args.id}: not an example id (<format>-<task>-<bucket>-f<n>-q<n>)")
     path = Path(args.out) / "examples" / f"{fmt}.parquet"

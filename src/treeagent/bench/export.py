@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from treeagent.formats import FORMATS
+from treeagent.registry import lazy_choices
 
 PROVENANCE_KEYS = ("source", "file", "license", "repo", "commit")
 """Fields of each provenance entry (empty string where a source does not say)."""
@@ -274,8 +275,9 @@ def register(bsub: argparse._SubParsersAction) -> None:
                    help="output kind (default: jsonl for '-' or *.jsonl, else datasets)")
     e.add_argument("--validated", default="validated", metavar="DIR",
                    help="the build's output folder (default: validated)")
-    e.add_argument("--formats", nargs="+", choices=FORMATS, metavar="FORMAT",
-                   help="formats to export (default: every format built)")
+    lazy_choices(e.add_argument("--formats", nargs="+", metavar="FORMAT",
+                                help="formats to export (default: every format built)"),
+                 FORMATS)
     e.add_argument("--allow-empty", action="store_true",
                    help="export even when a requested format has no examples")
     e.set_defaults(func=run)

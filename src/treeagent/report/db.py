@@ -26,6 +26,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from treeagent.registry import FORMATS
+
 ROOTS: tuple[str, ...] = ("runs", "validated")
 DEFAULT_DB = Path("reports") / "treeagent.duckdb"
 DEFAULT_SCORES = "runs/**/scores*.parquet"
@@ -47,9 +49,9 @@ DERIVED = {
 }
 
 _SHARD = re.compile(r"[-_.]?\d+$")
-_FORMATS = ("json", "html", "yaml", "javascript")
-_FOLDER_NAMED = {"", "part", "data", *_FORMATS}
-"""File stems that take their folder's name (shards, per-format tables)."""
+_FOLDER_NAMED = ("", "part", "data")
+"""File stems that take their folder's name (shards; also per-format tables, named by a
+format of :data:`treeagent.registry.FORMATS`)."""
 
 
 def view_name(path: Path) -> str:
@@ -59,7 +61,8 @@ def view_name(path: Path) -> str:
         return "scores"
     name = _SHARD.sub("", stem)
     parent = path.parent
-    while (name in _FOLDER_NAMED or "=" in name) and parent != parent.parent:
+    while (name in _FOLDER_NAMED or name in FORMATS.names or "=" in name) \
+            and parent != parent.parent:
         while "=" in parent.name:
             parent = parent.parent
         name, parent = parent.name.lower(), parent.parent
@@ -96,7 +99,7 @@ def _select(con: Any, files: list[str]) -> str:
     listed = ", ".join(_quote(f) for f in files)
     source = f"read_parquet([{listed}], union_by_name = true"
     stems = {Path(f).name.removesuffix(".parquet") for f in files}
-    if stems <= set(_FORMATS):
+    if stems <= set(FORMATS.names):
         columns = [d[0] for d in con.execute(f"SELECT * FROM {source}) LIMIT 0").description]
         if "format" not in columns:
             return (f"SELECT regexp_extract(filename, '([A-Za-z]+)[.]parquet$', 1) AS format, "

@@ -13,38 +13,35 @@ under any agent and method, and the datasets and agents are those observed anywh
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-METHODS: tuple[str, ...] = ("flat", "tree", "tree+path", "treeagent")
-METHOD_NAMES = {"flat": "Flat", "tree": "Tree", "tree+path": "Tree+Path", "treeagent": "TreeAgent"}
-DATASETS: tuple[str, ...] = ("json", "html", "yaml", "javascript")
-DATASET_NAMES = {"json": "JSON", "html": "HTML", "yaml": "YAML", "javascript": "JavaScript"}
-AGENTS: tuple[str, ...] = ("memagent", "infmem", "memreread", "rememr1")
-AGENT_NAMES = {"memagent": "MemAgent", "infmem": "InfMem", "memreread": "MemReread",
-               "rememr1": "ReMemR1"}
-TASK_NAMES = {
-    "one_field": "1 Field", "two_fields": "2 Fields", "four_fields": "4 Fields",
-    "two_records": "2 Records", "four_records": "4 Records",
-    "conditional_count": "Conditional Count", "most_frequent": "Frequent Values",
-    "numeric_extremum": "Numeric Extremum",
-}
+from treeagent import registry
+
+# Canonical order and titles (the paper's spelling) come from the registries: live views,
+# so plug-in agents and formats are ordered after the paper's and titled as they declare.
+METHODS = registry.METHODS.names
+METHOD_NAMES = registry.METHODS.titles
+DATASETS = registry.FORMATS.names
+DATASET_NAMES = registry.FORMATS.titles
+AGENTS = registry.AGENTS.names
+AGENT_NAMES = registry.AGENTS.titles
+TASK_NAMES = registry.TASKS.titles
 KEY = ["dataset", "task", "length", "agent", "method"]
 BOOTSTRAP_RESAMPLES = 2000
 
 
-def ordered(values: Any, canonical: tuple[str, ...]) -> list[Any]:
+def ordered(values: Any, canonical: Sequence[str]) -> list[Any]:
     """Distinct values, canonical ones first in canonical order, the rest sorted."""
     present = set(values)
     return [v for v in canonical if v in present] + sorted(present - set(canonical), key=str)
 
 
 def task_order(values: Any) -> list[str]:
-    from treeagent.scoring import TASKS
-
-    return ordered(values, TASKS)
+    return ordered(values, registry.TASKS.names)
 
 
 def length_label(n: int) -> str:
