@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from test_bench_tasks import make_units
-from treeagent.bench import tasks
+from treeagent.bench import sources, tasks
 from treeagent.bench.sources import records_from_text
 from treeagent.scoring import TASKS
 
@@ -66,28 +66,106 @@ def _js(rng: random.Random) -> str:
     return "const rules = [" + ", ".join(items) + "];"
 
 
-def _questions() -> list[str]:
+def _nvd(rng: random.Random) -> str:
+    def metric(version: str, **data) -> dict:
+        return {"source": "nvd@nist.gov", "type": "Primary",
+                "cvssData": {"version": version, **data},
+                "exploitabilityScore": rng.choice([1.8, 3.9, 10.0]),
+                "impactScore": rng.choice([2.9, 3.6, 5.9])}
+    vulns = [{"cve": {
+        "id": f"CVE-2024-{1000 + i}", "sourceIdentifier": "cve@mitre.org",
+        "published": f"2024-01-0{i + 1}T10:00:00.000", "lastModified": "2024-02-01T00:00:00.000",
+        "vulnStatus": rng.choice(["Analyzed", "Modified"]),
+        "metrics": {
+            "cvssMetricV31": [metric("3.1", baseScore=rng.choice([5.3, 7.5, 9.8]),
+                                     baseSeverity=rng.choice(["HIGH", "MEDIUM"]),
+                                     attackVector=rng.choice(["NETWORK", "LOCAL"]))],
+            "cvssMetricV2": [{**metric("2.0", baseScore=rng.choice([4.3, 5.0, 7.5]),
+                                       accessVector=rng.choice(["NETWORK", "LOCAL"])),
+                              "acInsufInfo": rng.choice([True, False])}]}}}
+        for i in range(8)]
+    return json.dumps({"resultsPerPage": 8, "vulnerabilities": vulns})
+
+
+def _crossref(rng: random.Random) -> str:
+    works = []
+    for i in range(8):
+        n = rng.randint(5, 60)
+        works.append({"DOI": f"10.1000/paper.{i}", "title": [f"Paper number {i}"],
+                      "reference-count": n, "references-count": n,
+                      "is-referenced-by-count": rng.randint(0, 40),
+                      "container-title": [rng.choice(["Nature", "Cell", "Science"])],
+                      "ISSN": ["1234-5678"], "type": "journal-article",
+                      "issn-type": [{"value": "1234-5678",
+                                     "type": rng.choice(["print", "electronic"])}],
+                      "member": rng.choice(["78", "311"]),
+                      "published": {"date-parts": [[rng.choice([2019, 2020, 2021])]]}})
+    return json.dumps({"status": "ok", "message-type": "work-list",
+                       "message": {"items": works}})
+
+
+def _trials(rng: random.Random) -> str:
+    studies = [{"protocolSection": {
+        "identificationModule": {"nctId": f"NCT0{i}123456", "briefTitle": f"Trial of drug {i}",
+                                 "organization": {"fullName": rng.choice(["Univ A", "Clinic B"]),
+                                                  "class": rng.choice(["INDUSTRY", "OTHER"])}},
+        "statusModule": {"overallStatus": rng.choice(["RECRUITING", "COMPLETED"]),
+                         "startDateStruct": {"date": f"2020-0{i + 1}",
+                                             "type": rng.choice(["ACTUAL", "ESTIMATED"])},
+                         "completionDateStruct": {"date": f"2023-0{i + 1}",
+                                                  "type": rng.choice(["ACTUAL", "ESTIMATED"])}},
+        "designModule": {"studyType": rng.choice(["INTERVENTIONAL", "OBSERVATIONAL"]),
+                         "enrollmentInfo": {"count": rng.randint(10, 500), "type": "ACTUAL"}},
+        "oversightModule": {"oversightHasDmc": rng.choice([True, False])}}}
+        for i in range(8)]
+    return json.dumps({"studies": studies})
+
+
+def _gbif(rng: random.Random) -> str:
+    # no occurrence ID or catalogue number: each is named by the field that tells it apart
+    occ = [{"key": 4000 + i, "datasetKey": "50c9509d-22c7-4a22-a47d-8c48425ef4a7",
+            "eventDate": f"2021-05-{10 + i}", "locality": f"Site {'ABCDEFGH'[i]}",
+            "basisOfRecord": rng.choice(
+                ["HUMAN_OBSERVATION", "PRESERVED_SPECIMEN"]),
+            "decimalLatitude": rng.choice([55.1, 56.2, 57.3]), "isSequenced": rng.choice(
+                [True, False]), "recordedBy": rng.choice(["A. Smith", "B. Jones"])}
+           for i in range(8)]
+    return json.dumps({"offset": 0, "results": occ})
+
+
+_SOURCES = (("json", "usgs", _features), ("yaml", "apis-guru", _openapi),
+            ("html", "websrc", _page), ("javascript", "eslint", _js), ("json", "nvd", _nvd),
+            ("json", "crossref", _crossref), ("json", "clinicaltrials", _trials),
+            ("json", "gbif", _gbif))
+
+
+def _generated() -> list[tuple[str, str, str, tasks.Question]]:
+    """(format, source, unit text, question) for every question of the set."""
     out = []
     for seed in range(6):
         rng = random.Random(seed)
-        sets = [records_from_text("json", "usgs", _features(rng), unit_id="json/usgs/a"),
-                records_from_text("yaml", "apis-guru", _openapi(rng), unit_id="yaml/apis-guru/a"),
-                records_from_text("html", "websrc", _page(rng), unit_id="html/websrc/a"),
-                records_from_text("javascript", "eslint", _js(rng), unit_id="javascript/eslint/a"),
-                [r for u in make_units("json", 6, seed) for r in u.records]]
-        for recs in sets:
+        sets = [(fmt, src, text, records_from_text(fmt, src, text, unit_id=f"{fmt}/{src}/a"))
+                for fmt, src, make in _SOURCES for text in [make(rng)]]
+        sets.append(("json", "test", "", [r for u in make_units("json", 6, seed)
+                                          for r in u.records]))
+        for fmt, src, text, recs in sets:
             for task in TASKS:
                 seen: set[str] = set()
                 for _ in range(4):
                     q = tasks.generate(task, recs, random.Random(seed), seen)
                     if q is not None:
-                        out.append(q.question)
+                        out.append((fmt, src, text, q))
     return out
 
 
 @pytest.fixture(scope="module")
-def questions():
-    qs = _questions()
+def generated():
+    return _generated()
+
+
+@pytest.fixture(scope="module")
+def questions(generated):
+    qs = [q.question for *_, q in generated]
     assert len(qs) >= 200
     return qs
 
@@ -146,3 +224,79 @@ def test_count_conditions_mostly_match_two_or_more(questions):
 def test_article_examples():
     assert [tasks.article(w) for w in ("ISSN", "URL", "HTTP method", "magnitude", "ecma version",
                                        "unit", "hour")] == ["an", "a", "an", "a", "an", "a", "an"]
+
+
+# ------------------------------------------------------------------ source vocabulary
+
+
+def _keys(fmt: str, text: str) -> set[str]:
+    """Every key (JS: property name) written in a unit's text."""
+    if fmt == "html":
+        return set()
+    if fmt == "javascript":
+        return set(re.findall(r"([A-Za-z_$][\w$]*)\s*:", text))
+    data = json.loads(text) if fmt == "json" else yaml.safe_load(text)
+    out: set[str] = set()
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            out |= {str(k) for k in v}
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def _word_in(word: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+
+
+_FUNCTION_WORDS = {"in", "of", "to", "by", "on", "at", "for"}  # OpenAPI's "in" reads as "in"
+
+
+def test_no_raw_key_where_the_glossary_has_a_phrase(generated):
+    checked = 0
+    for fmt, src, text, q in generated:
+        if (fmt, src) not in sources.SOURCES:
+            continue
+        glossary = sources.get(fmt, src).fields
+        said = " ".join(p for p in glossary.values() if p)
+        template = _template(q.question)
+        for key in _keys(fmt, text) & set(glossary):
+            if not glossary[key] or key in _FUNCTION_WORDS:
+                continue  # a container key left out of the words, or OpenAPI's "in"
+            for raw in {key, _read(key)}:  # as written, and read word by word
+                if not _word_in(raw, said):  # unless the source's own phrases use it
+                    checked += 1
+                    assert not _word_in(raw, template), (key, q.question)
+    assert checked > 300
+
+
+def _read(key: str) -> str:
+    """A key read word by word, nothing translated: "cvssMetricV31" -> "cvss metric v31"."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key)
+    return " ".join(re.split(r"[\s_\-.]+", words)).lower().strip()
+
+
+def test_kinds_are_named_from_the_source_vocabulary(generated):
+    renamed = 0
+    for fmt, src, _, q in generated:
+        if (fmt, src) not in sources.SOURCES:
+            continue
+        kind = q.spec["kind"]
+        words = sources.get(fmt, src).kinds.get(kind)
+        if words is None and fmt == "javascript":  # items of a binding: "rule entry"
+            label, _, what = kind.rpartition(" ")
+            one, many = {"entry": ("entry", "entries"), "member": ("property", "properties")}[what]
+            words = sources.Kind(f"{label.lower()} {one}", f"{label.lower()} {many}")
+        assert words is not None, (fmt, src, kind)  # every other asked kind is declared
+        assert words.singular in q.question or words.plural in q.question, q.question
+        if kind != words.singular:  # the internal kind never names the records
+            many = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+            said = [f'the {kind} "', f"{many} in this input", f"two {many}:", f"four {many}:",
+                    f"every {kind} shown"]
+            t = q.question.replace(words.plural, "KINDS").replace(words.singular, "KIND")
+            assert not any(w in t for w in said), q.question
+            renamed += 1
+    assert renamed > 20  # operations are API operations, JS objects object literals

@@ -28,6 +28,7 @@ final context, after distractors are added).
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -37,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeagent.bench.model import Record, Scalar
+from treeagent.bench.sources import vocabulary
+from treeagent.bench.sources.registry import Kind
 from treeagent.scoring import TASKS
 
 LOOKUP_TASKS = ("one_field", "two_fields", "four_fields", "two_records", "four_records")
@@ -165,10 +168,11 @@ def ambiguous(q: Question, records: Sequence[Record]) -> bool:
 def lookup_fields(rec: Record) -> list[str]:
     """Fields a lookup may ask of a described record with a reader-level address: human
     names with a key path, answerable values not given away."""
-    if not rec.description or not rec.select or not anchor(rec):
+    if not rec.description or not rec.select or not anchor(rec) or naming(rec) is None:
         return []
+    words = field_words(rec)
     return [k for k, v in rec.fields.items()
-            if k in rec.keys and human_field(k) and answerable(v)
+            if k in rec.keys and k in words and human_field(k) and answerable(v)
             and not given_away(v, rec.description)]
 
 
@@ -179,11 +183,7 @@ def id_like(name: str) -> bool:
 
 def plural(kind: str) -> str:
     """'earthquake event' -> 'earthquake events', 'entry' -> 'entries'."""
-    if kind.endswith(("s", "x", "ch", "sh")):
-        return kind + "es"
-    if kind.endswith("y") and kind[-2:-1] not in ("a", "e", "i", "o", "u"):
-        return kind[:-1] + "ies"
-    return kind + "s"
+    return vocabulary.plural_of(kind)
 
 
 def article(phrase: str) -> str:
@@ -206,9 +206,100 @@ def phrase(name: str, values: Sequence[Scalar] = ()) -> str:
     return name
 
 
+# ------------------------------------------------------------------ wording (issue 15)
+
+
+def kind_of(rec: Record) -> Kind:
+    """The words the record's source uses for its kind ('CVE entry' / 'CVE entries')."""
+    return vocabulary.kind_words(*vocabulary.unit_source(rec.unit_id), rec.kind)
+
+
+_PHRASE = re.compile(r"[A-Za-z][A-Za-z0-9 '(),/.+-]*\Z")
+
+
+def _clean(words: str, name: str) -> bool:
+    """A field phrase fit for a question: words (no key syntax); one that is not the
+    record's own field name (which the checks mask) must also reveal no schema or
+    location on its own (C.3)."""
+    if not _PHRASE.match(words) or _CAMEL.search(words) or len(words) > 60:
+        return False
+    return words == name or not leaks(f"What is the {words}?")
+
+
+def field_words(rec: Record) -> dict[str, str]:
+    """The phrase each askable field of ``rec`` is named by in a question (source
+    vocabulary first, then the key as words); fields the glossary rules out, or whose
+    phrase another field of the record shares, are absent."""
+    fmt, src = vocabulary.unit_source(rec.unit_id)
+    items = tuple((name, _jsonable_key(rec.keys[name]), name) for name in rec.fields
+                  if name in rec.keys)
+    return {k: v for k, v in _phrases(fmt, src, items).items() if v}
+
+
+def _jsonable_key(path: Any) -> tuple[Any, ...]:
+    return tuple(_jsonable_key(p) if isinstance(p, list | tuple) else p for p in path)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _phrases(fmt: str, src: str, items: tuple[tuple[Any, ...], ...]) -> dict[Any, str]:
+    got = vocabulary.phrases(fmt, src, items)
+    names = {ident: name for ident, _, name in items}
+    return {ident: w for ident, w in got.items() if w and _clean(w, names[ident])}
+
+
+def name_field(rec: Record) -> tuple[str, str] | None:
+    """How a question says which record it means: ``("phrase", "")`` for a kind whose
+    descriptions are phrases ("the query parameter "limit" of GET /pets"), ``("label",
+    "")`` for a composite label ("the API operation GET /pets"), ``("name", "")`` for a
+    natural name or id ('the CVE entry "CVE-2021-1234"'), ``("with", words)`` for
+    another field that tells it apart ('the work with URL "https://..."'); None when
+    the record cannot be named (its description is a value no phrase can introduce)."""
+    if kind_of(rec).phrase:
+        return "phrase", ""
+    where = anchor(rec)
+    if len(where) > 1:
+        return "label", ""
+    fmt, src = vocabulary.unit_source(rec.unit_id)
+    if not where or vocabulary.is_name(fmt, src, where[0][0]):
+        return "name", ""
+    path = _jsonable(where[0][0])
+    name = next((n for n, k in rec.keys.items() if _jsonable(k) == path), None)
+    words = field_words(rec).get(name) if name else None
+    return ("with", words) if words else None
+
+
+def naming(rec: Record) -> str | None:
+    """How a question names a record (see :func:`name_field`), with its article."""
+    how = name_field(rec)
+    if how is None:
+        return None
+    kind = kind_of(rec)
+    style, words = how
+    if style == "phrase":
+        return f"the {rec.description}"
+    if style == "label":
+        return f"the {kind.singular} {rec.description}"
+    if style == "with":
+        return f'the {kind.singular} with {words} "{rec.description}"'
+    return f'the {kind.singular} "{rec.description}"'
+
+
 def named(rec: Record) -> str:
-    """How a question names a record: its kind and quoted visible description."""
-    return f'the {rec.kind} "{rec.description}"'
+    """How a question names a record (see :func:`naming`)."""
+    return naming(rec) or f'the {kind_of(rec).singular} "{rec.description}"'
+
+
+def _listed(recs: Sequence[Record]) -> tuple[str, str]:
+    """(words after the kind, list) for records of one kind named in one question:
+    quoted names, or 'named by their model: "Alpha 1"; "Beta 2"' when one field names
+    them all; else each record as :func:`naming` says it."""
+    hows = [name_field(r) for r in recs]
+    if all(h is not None and h[0] == "name" for h in hows):
+        return "", "; ".join(f'"{r.description}"' for r in recs)
+    if all(h is not None and h[0] == "with" for h in hows) and len({h[1] for h in hows}) == 1:
+        return (f", named by their {hows[0][1]}",  # type: ignore[index]
+                "; ".join(f'"{r.description}"' for r in recs))
+    return "", "; ".join(named(r) for r in recs)
 
 
 def _quote(value: Scalar) -> str:
@@ -292,7 +383,8 @@ def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random
             continue
         exclude.add(key)
         values = [rec.fields[f] for f in names]
-        said = [phrase(f, [v]) for f, v in zip(names, values)]
+        words = field_words(rec)
+        said = [phrase(words[f], [v]) for f, v in zip(names, values)]
         if n == 1:
             text = f"What is the {said[0]} of {named(rec)}? Answer with the value only."
             answer: Any = values[0]
@@ -307,14 +399,16 @@ def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random
 
 def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Random,
                   exclude: set[str]) -> Question | None:
-    by_key: dict[tuple[str, str], list[Record]] = {}
+    by_key: dict[tuple[str, str, str, str], list[Record]] = {}
     for rec in records:
-        for name in lookup_fields(rec):
-            by_key.setdefault((rec.kind, name), []).append(rec)
+        words = field_words(rec)
+        for name in lookup_fields(rec):  # one kind and one phrase in every record named
+            by_key.setdefault((rec.kind, name, words[name], kind_of(rec).plural),
+                              []).append(rec)
     keys = sorted(k for k, recs in by_key.items() if len(recs) >= n)
     rng.shuffle(keys)
-    for kind, name in keys:
-        chosen = rng.sample(by_key[(kind, name)], n)
+    for kind, name, words_, kinds in keys:
+        chosen = rng.sample(by_key[(kind, name, words_, kinds)], n)
         descs = [r.description for r in chosen]
         key = repr(("many", name, sorted(descs)))
         if key in exclude:
@@ -323,9 +417,9 @@ def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Rand
         spec = {"op": "lookup_records", "kind": kind, "records": descs, "field": name,
                 "ordered": True, "at": [_where(r) for r in chosen],
                 "keys": [_jsonable(r.keys[name]) for r in chosen]}
-        listed = "; ".join(f'"{d}"' for d in descs)
-        said = phrase(name, [r.fields[name] for r in chosen])
-        text = (f"What is the {said} of each of these {_WORDS[n]} {plural(kind)}: {listed}? "
+        by, listed = _listed(chosen)
+        said = phrase(words_, [r.fields[name] for r in chosen])
+        text = (f"What is the {said} of each of these {_WORDS[n]} {kinds}{by}: {listed}? "
                 "Give the values in the same order as they are named here.")
         return Question(task, text, spec, [r.fields[name] for r in chosen],
                         [r.id for r in chosen], descs)
@@ -350,6 +444,8 @@ class Aggregate:
     stated: list[tuple[Record, Scalar]]
     missing: int
     default: Scalar = None
+    words: str = ""  # the field as the question names it (:func:`askable`)
+    kind_words: Kind | None = None
 
     def scope(self) -> dict[str, Any]:
         scope: dict[str, Any] = {
@@ -362,11 +458,49 @@ class Aggregate:
             scope["default"] = self.default
         return scope
 
+    @property
+    def said(self) -> str:
+        return self.words or self.name
+
+    @property
+    def singular(self) -> str:
+        return self.kind_words.singular if self.kind_words else self.kind
+
+    @property
+    def plural(self) -> str:
+        return self.kind_words.plural if self.kind_words else plural(self.kind)
+
     def among(self) -> str:
         """'the parameters in this input' / '... that state an ISSN'."""
-        base = f"the {plural(self.kind)} in this input"
-        said = phrase(self.name, [v for _, v in self.stated])
+        base = f"the {self.plural} in this input"
+        said = phrase(self.said, [v for _, v in self.stated])
         return f"{base} that state {article(said)} {said}" if self.missing else base
+
+
+def askable(aggs: Sequence[Aggregate]) -> list[Aggregate]:
+    """The aggregates a question can state, worded by their source's vocabulary: the
+    kind's plural names its scope and no other kind of the context shares it; the
+    field has a phrase of its own among the kind's fields (fields the glossary rules
+    out are left out)."""
+    out: list[Aggregate] = []
+    kinds: dict[str, Kind] = {}
+    for agg in aggs:
+        kinds.setdefault(agg.kind, kind_of(agg.records[0]))
+    shared = Counter(k.plural for k in kinds.values())
+    for kind, words in kinds.items():
+        if not words.scope or shared[words.plural] > 1:
+            continue
+        group = [a for a in aggs if a.kind == kind]
+        fmt, src = vocabulary.unit_source(group[0].records[0].unit_id)
+        items = tuple(dict.fromkeys((_jsonable_key(a.path), _jsonable_key(a.path), a.name)
+                                    for a in group))
+        by_path = _phrases(fmt, src, items)
+        for a in group:
+            said = by_path.get(_jsonable_key(a.path))
+            if said:
+                a.words, a.kind_words = said, words
+                out.append(a)
+    return out
 
 
 def aggregates(records: Sequence[Record]) -> list[Aggregate]:
@@ -423,10 +557,10 @@ def _native_numbers(values: Sequence[Scalar]) -> list[float] | None:
 
 
 def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> Question | None:
-    aggs = [a for a in aggregates(records) if len(a.stated) >= 3]
+    aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= 3]
     rng.shuffle(aggs)
     for agg in aggs:
-        kind, name = agg.kind, agg.name
+        kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         nums = _native_numbers(vals)
         if nums is not None and len(set(nums)) >= 3 and not id_like(name):
@@ -440,7 +574,7 @@ def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> 
             value: Scalar = int(cut) if float(cut).is_integer() else cut
             answer = sum(1 for x in nums if (x > cut if cmp == "gt" else x < cut))
             words = "greater than" if cmp == "gt" else "less than"
-            cond = f"{article(name)} {name} {words} {norm(value)}"
+            cond = f"{article(said)} {said} {words} {norm(value)}"
         else:
             counts = Counter(norm(v) for v in vals)
             options = sorted(v for v, c in counts.items()
@@ -450,16 +584,16 @@ def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> 
             target = rng.choice(options)
             value = next(v for v in vals if norm(v) == target)
             cmp, answer = "eq", counts[target]
-            cond = (f"the {phrase(name, [value])} set to {norm(value)}"
-                    if isinstance(value, bool) else f"the {name} {_quote(value)}")
+            cond = (f"the {phrase(said, [value])} set to {norm(value)}"
+                    if isinstance(value, bool) else f"the {said} {_quote(value)}")
         spec = {"op": "count", "kind": kind, "where": {"field": name, "cmp": cmp, "value": value},
                 "scope": agg.scope()}
         key = repr(("count", kind, name, cmp, norm(value)))
         if key in exclude:
             continue
         exclude.add(key)
-        text = (f"How many {plural(kind)} in this input have {cond}? Count every {kind} "
-                "shown in the input. Answer with a single number.")
+        text = (f"How many {agg.plural} in this input have {cond}? Count every "
+                f"{agg.singular} shown in the input. Answer with a single number.")
         return Question("conditional_count", text, spec, answer,
                         [r.id for r in agg.records], [norm(value), str(value)])
     return None
@@ -467,10 +601,10 @@ def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> 
 
 def _most_frequent(records: Sequence[Record], rng: random.Random,
                    exclude: set[str]) -> Question | None:
-    aggs = [a for a in aggregates(records) if len(a.stated) >= 4]
+    aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= 4]
     rng.shuffle(aggs)
     for agg in aggs:
-        kind, name = agg.kind, agg.name
+        kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         if _native_numbers(vals) is not None or all(number(v) is not None for v in vals):
             continue  # frequency of measurements is not a meaningful question
@@ -490,12 +624,12 @@ def _most_frequent(records: Sequence[Record], rng: random.Random,
             spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
                     "scope": agg.scope(), "ordered": False}
             if k == 1 and any(isinstance(v, bool) for v in vals):
-                text = (f"Which value of the {phrase(name, vals)} occurs most often among "
+                text = (f"Which value of the {phrase(said, vals)} occurs most often among "
                         f"{agg.among()}?")
             elif k == 1:
-                text = f"Which {name} occurs most often among {agg.among()}?"
+                text = f"Which {said} occurs most often among {agg.among()}?"
             else:
-                text = (f"Which {_WORDS[k]} values of the {name} occur most often among "
+                text = (f"Which {_WORDS[k]} values of the {said} occur most often among "
                         f"{agg.among()}? List them in any order.")
             return Question("most_frequent", text, spec, list(spelled),
                             [r.id for r in agg.records], [])
@@ -504,10 +638,11 @@ def _most_frequent(records: Sequence[Record], rng: random.Random,
 
 def _extremum(records: Sequence[Record], rng: random.Random,
               exclude: set[str]) -> Question | None:
-    aggs = [a for a in aggregates(records) if len(a.stated) >= 3 and not id_like(a.name)]
+    aggs = [a for a in askable(aggregates(records))
+            if len(a.stated) >= 3 and not id_like(a.name) and not id_like(a.said)]
     rng.shuffle(aggs)
     for agg in aggs:
-        kind, name = agg.kind, agg.name
+        kind, name, said = agg.kind, agg.name, agg.said
         nums = _native_numbers([v for _, v in agg.stated])
         if nums is None or len(set(nums)) < 2:
             continue
@@ -523,7 +658,7 @@ def _extremum(records: Sequence[Record], rng: random.Random,
             spec = {"op": "extremum", "kind": kind, "field": name, "fn": fn,
                     "scope": agg.scope()}
             word = "highest" if fn == "max" else "lowest"
-            text = (f"What is the {word} {name} among {agg.among()}? "
+            text = (f"What is the {word} {said} among {agg.among()}? "
                     "Answer with the number only.")
             answer = agg.stated[nums.index(best)][1]
             return Question("numeric_extremum", text, spec, answer,

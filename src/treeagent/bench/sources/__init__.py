@@ -17,11 +17,19 @@ from treeagent.bench.model import Record, Unit
 from treeagent.bench.sources import html_records, js_records, json_records, yaml_records
 from treeagent.bench.sources.acquiring import acquire
 from treeagent.bench.sources.raw import decode, read_manifest
-from treeagent.bench.sources.registry import FORMATS, JS_REPOS, MODES, SOURCES, get, sources_of
+from treeagent.bench.sources.registry import (
+    FORMATS,
+    JS_REPOS,
+    MODES,
+    SOURCES,
+    Kind,
+    get,
+    sources_of,
+)
 
 __all__ = [
     "description_clashes", "description_forms",
-    "FORMATS", "JS_REPOS", "MODES", "SOURCES", "acquire", "get", "records_from_text",
+    "FORMATS", "JS_REPOS", "Kind", "MODES", "SOURCES", "acquire", "get", "records_from_text",
     "sources_of", "units",
 ]
 

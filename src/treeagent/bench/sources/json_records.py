@@ -130,10 +130,19 @@ def _usaspending_kind(entities: list[Entity]) -> str:
 
 
 def _fallback(entities: list[Entity]) -> list[Callable[[Any], Any]]:
-    """Any top-level scalar key of the first entity, in document order."""
+    """Top-level scalar keys of the first entity, in document order, that identify: no
+    two entities hold the same value there (a category such as a basis of record names
+    a record only by chance of being rare in its response, issue 15)."""
     if not entities:
         return []
-    return [key(k) for k, v in entities[0][1].items() if not isinstance(v, dict | list)]
+    out = []
+    for k, v in entities[0][1].items():
+        if isinstance(v, dict | list):
+            continue
+        values = [repr(e[k]) for _, e in entities if k in e]
+        if len(values) == len(set(values)):
+            out.append(key(k))
+    return out
 
 
 # source -> (entity finder, kind, description candidates, fields of one entity)

@@ -1,5 +1,8 @@
 """YAML records (B.1 "YAML dataset"): a unit is one OpenAPI/Swagger document; its
-records are the paths, operations, parameters and responses it declares."""
+records are the paths, operations, parameters and responses it declares. A parameter or
+response is described as a reader names it: 'query parameter "limit" of the operation
+"listPets"', '404 response of GET /pets', 'path parameter "id" of the path "/pets/{id}"'
+for one a path item shares with its operations."""
 
 from __future__ import annotations
 
@@ -167,8 +170,8 @@ def records(text: str, unit_id: str = "",
             on_drop(ppath, "path key not visible verbatim")
         out.append(_rec(unit_id, p, "API path", p if p and p in text else "", fields, ppath,
                         SELECT["API path"], keys))
-        _params(out, unit_id, text, f"path {p}", f"path {p}", ppath, item, "shared parameter",
-                on_drop, ((("@key:-3",), p),))
+        _params(out, unit_id, text, f"path {p}", f'the path "{p}"', ppath, item,
+                "shared parameter", on_drop, ((("@key:-3",), p),))
         for method in METHODS:
             op = item.get(method)
             if not isinstance(op, dict):
@@ -187,7 +190,8 @@ def records(text: str, unit_id: str = "",
                                        ((("@key:-2",), p), (("@key:-1",), method)))
             out.append(_rec(unit_id, label, "operation", desc, fields, opath,
                             SELECT["operation"], keys, anchor=anchor))
-            _params(out, unit_id, text, label, desc, opath, op, "parameter", on_drop,
+            said = f'the operation "{desc}"' if desc == opid else label
+            _params(out, unit_id, text, label, said, opath, op, "parameter", on_drop,
                     _up(anchor, 2))
             responses = op.get("responses")
             if isinstance(responses, dict):
@@ -203,10 +207,14 @@ def records(text: str, unit_id: str = "",
                         f["description"] = d
                         k["description"] = ("description",)
                     out.append(_rec(unit_id, f"{label} response {c}", "response",
-                                    f"{c} response of {desc}", f, rpath, SELECT["response"],
+                                    f"{c} response of {said}", f, rpath, SELECT["response"],
                                     k, opaque="$ref" in resp,
                                     anchor=((("@key:-1",), c), *_up(anchor, 2))))
     return out
+
+
+_LOCATION = {"formData": "form", "body": "body"}
+"""How a parameter's location reads before "parameter" ("the query parameter ...")."""
 
 
 def _params(out: list[Record], unit_id: str, text: str, label: str, desc: str, opath: str,
@@ -226,6 +234,7 @@ def _params(out: list[Record], unit_id: str, text: str, label: str, desc: str, o
         if not named and on_drop:
             on_drop(ppath, "parameter name not visible verbatim")
         out.append(_rec(unit_id, f"{label} parameter {loc}:{name}#{i}", "parameter",
-                        f"{name} ({loc}) of {desc}" if named else "", fields, ppath,
+                        f'{_LOCATION.get(loc, loc)} parameter "{name}" of {desc}'
+                        if named else "", fields, ppath,
                         SELECT[kind], keys,
                         anchor=((("name",), name), (("in",), loc), *above) if named else ()))
