@@ -63,10 +63,25 @@ def test_builtin_records_in_the_papers_order_with_its_titles():
     assert list(registry.METHODS.titles.values()) == ["Flat", "Tree", "Tree+Path", "TreeAgent"]
     assert list(registry.ENGINES.names) == ["transformers", "openai", "vllm"]
     assert registry.TASKS.titles["most_frequent"] == "Frequent Values"
+    assert [t.name for t in registry.TASKS if t.family == "aggregation"] == [
+        "conditional_count", "most_frequent", "numeric_extremum"]
+    assert [t.name for t in registry.TASKS if t.match == "number"] == [
+        "conditional_count", "numeric_extremum"]
     # Table 2: request limits 32,768 (MemAgent, InfMem) and 40,960 (MemReread, ReMemR1)
     assert {a.name: a.limits.request for a in registry.AGENTS} == {
         "memagent": 32768, "infmem": 32768, "memreread": 40960, "rememr1": 40960}
     assert registry.AGENTS.get("rememr1").limits == Limits(2048, 2048, 1024, 40960)
+
+
+def test_benchmark_defaults_are_the_builtin_formats(toys):
+    from dataclasses import asdict
+
+    from treeagent.bench.build import BuildParams
+    from treeagent.bench.sources import sources_of
+
+    assert asdict(BuildParams())["formats"] == ("json", "html", "yaml", "javascript")
+    with pytest.raises(ValueError, match="unknown format 'toyfmt'"):
+        sources_of("toyfmt")  # a registered format without benchmark sources
 
 
 def test_unknown_name_error_names_the_choices():

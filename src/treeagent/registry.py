@@ -59,12 +59,16 @@ class Named:
 
 
 class Names(Sequence[str]):
-    """The names of a registry, in order, read afresh on every use (a live view)."""
+    """The names of a registry, in order, read afresh on every use (a live view); with
+    ``builtin``, only those of its built-in records."""
 
-    def __init__(self, registry: Registry[Any]) -> None:
+    def __init__(self, registry: Registry[Any], builtin: bool = False) -> None:
         self._registry = registry
+        self._builtin = builtin
 
     def _all(self) -> tuple[str, ...]:
+        if self._builtin:
+            return tuple(r.name for r in self._registry.builtin())
         return tuple(self._registry._all())
 
     def __getitem__(self, index: Any) -> Any:
@@ -77,7 +81,7 @@ class Names(Sequence[str]):
         return iter(self._all())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._registry._all()
+        return name in self._all()
 
     def __str__(self) -> str:
         return ", ".join(self._all())
@@ -120,6 +124,7 @@ class Registry(Generic[R]):
         self._builtin: tuple[str, ...] = ()
         self._state = "empty"  # -> "loading" -> "loaded"
         self.names: Names = Names(self)
+        self.builtin_names: Names = Names(self, builtin=True)
         self.titles: Titles = Titles(self)
 
     # ------------------------------------------------------------------ reading

@@ -58,24 +58,25 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Task:
-    """One benchmark task (paper 4.1): its id, its title in Table 4 and how its answer
-    is matched: ``"value"`` (one value), ``"number"`` (one number), ``"ordered"`` or
-    ``"unordered"`` (several values)."""
+    """One benchmark task (paper 4.1): its id, its title in Table 4, how its answer is
+    matched (``"value"``: one value, ``"number"``: one number, ``"ordered"`` or
+    ``"unordered"``: several values) and its family (``"lookup"`` or ``"aggregation"``)."""
 
     name: str
     title: str
     match: str
+    family: str
 
 
 TASK_RECORDS: tuple[Task, ...] = (
-    Task("one_field", "1 Field", "value"),
-    Task("two_fields", "2 Fields", "ordered"),
-    Task("four_fields", "4 Fields", "ordered"),
-    Task("two_records", "2 Records", "ordered"),
-    Task("four_records", "4 Records", "ordered"),
-    Task("conditional_count", "Conditional Count", "number"),
-    Task("most_frequent", "Frequent Values", "unordered"),
-    Task("numeric_extremum", "Numeric Extremum", "number"),
+    Task("one_field", "1 Field", "value", "lookup"),
+    Task("two_fields", "2 Fields", "ordered", "lookup"),
+    Task("four_fields", "4 Fields", "ordered", "lookup"),
+    Task("two_records", "2 Records", "ordered", "lookup"),
+    Task("four_records", "4 Records", "ordered", "lookup"),
+    Task("conditional_count", "Conditional Count", "number", "aggregation"),
+    Task("most_frequent", "Frequent Values", "unordered", "aggregation"),
+    Task("numeric_extremum", "Numeric Extremum", "number", "aggregation"),
 )
 """The eight tasks, in the paper's order (collected in :data:`treeagent.registry.TASKS`)."""
 

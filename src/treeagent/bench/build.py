@@ -33,16 +33,19 @@ import numpy as np
 from treeagent.bench import contexts, io, tasks, validate
 from treeagent.bench.model import Record, Unit
 from treeagent.formats import FORMATS
+from treeagent.registry import FORMATS as FORMAT_RECORDS
 from treeagent.scoring import TASKS
 
 Progress = Callable[[str, int, int], None]
+BENCH_FORMATS = FORMAT_RECORDS.builtin_names
+"""The formats the benchmark builds by default: the paper's four (a live view)."""
 
 
 @dataclass(slots=True)
 class BuildParams:
     """Every knob of construction (``params.yaml`` ``build:``)."""
 
-    formats: tuple[str, ...] = FORMATS
+    formats: tuple[str, ...] = field(default_factory=lambda: tuple(BENCH_FORMATS))
     tasks: tuple[str, ...] = TASKS
     lengths: tuple[int, ...] = tuple(contexts.BUCKETS.values())
     per_cell: int = 50

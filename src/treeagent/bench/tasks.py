@@ -40,10 +40,10 @@ from typing import Any
 from treeagent.bench.model import Record, Scalar
 from treeagent.bench.sources import vocabulary
 from treeagent.bench.sources.registry import Kind
-from treeagent.scoring import TASKS
+from treeagent.scoring import TASK_RECORDS, TASKS
 
-LOOKUP_TASKS = ("one_field", "two_fields", "four_fields", "two_records", "four_records")
-AGGREGATE_TASKS = ("conditional_count", "most_frequent", "numeric_extremum")
+LOOKUP_TASKS = tuple(t.name for t in TASK_RECORDS if t.family == "lookup")
+AGGREGATE_TASKS = tuple(t.name for t in TASK_RECORDS if t.family == "aggregation")
 MAX_VALUE_CHARS = 100
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 _HUMAN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9 '()/-]*\Z")

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from treeagent.registry import FORMATS as _FORMAT_RECORDS
+
 MODES = ("live", "mirror", "sample")
 
 
@@ -485,7 +487,8 @@ SOURCES: dict[tuple[str, str], Source] = {
     )
 }
 
-FORMATS = ("json", "html", "yaml", "javascript")
+FORMATS = _FORMAT_RECORDS.builtin_names
+"""The formats with sources: the paper's four (a live view of :mod:`treeagent.registry`)."""
 
 
 def sources_of(fmt: str, names: list[str] | tuple[str, ...] | None = None) -> list[Source]:
