@@ -48,6 +48,11 @@ def _openapi(rng: random.Random) -> str:
                         "responses": {"200": {"description": "ok"},
                                       "404": {"description": "missing"}}}
                     for m in ("get", "post")}
+    # operations without an id are named by method and path (a path may read as a key)
+    paths["/pet_owners/{ownerId}"] = {m: {"summary": f"{m} one owner", "parameters": [
+        {"name": "ownerId", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}, "404": {"description": "missing"}}}
+        for m in ("get", "delete")}
     return yaml.safe_dump({"openapi": "3.0.0", "paths": paths}, sort_keys=False)
 
 

@@ -138,12 +138,13 @@ def test_yaml_records_are_paths_operations_parameters_responses():
     # a path item's shared parameter is one record where it is written; the operation's
     # own parameter of the same name is the operation's
     # parameters and responses are described as a reader names them (issue 15)
-    assert by['query parameter "limit" of POST /pets'].fields["schema type"] == "string"
+    assert by['query parameter "limit" of the operation "POST /pets"'].fields["schema type"] == "string"
     assert by['query parameter "limit" of the path "/pets"'].fields["schema type"] == "integer"
     assert by['query parameter "limit" of the path "/pets"'].select[-2:] == ("parameters", "*")
-    assert by["201 response of POST /pets"].fields == {"status code": 201, "description": "Created"}
+    assert by['201 response of the operation "POST /pets"'].fields == {
+        "status code": 201, "description": "Created"}
     # a $ref response is counted, its fields other than the status code unknown
-    ref = by["default response of POST /pets"]
+    ref = by['default response of the operation "POST /pets"']
     assert ref.opaque and ref.fields == {"status code": "default"}
     # an absent `required` reads as OpenAPI's default (false), never as a written value
     assert by["listPets"].defaults == {"deprecated": False}

@@ -249,16 +249,16 @@ def _phrases(fmt: str, src: str, items: tuple[tuple[Any, ...], ...]) -> dict[Any
 
 def name_field(rec: Record) -> tuple[str, str] | None:
     """How a question says which record it means: ``("phrase", "")`` for a kind whose
-    descriptions are phrases ("the query parameter "limit" of GET /pets"), ``("label",
-    "")`` for a composite label ("the API operation GET /pets"), ``("name", "")`` for a
-    natural name or id ('the CVE entry "CVE-2021-1234"'), ``("with", words)`` for
-    another field that tells it apart ('the work with URL "https://..."'); None when
+    descriptions are phrases ('the query parameter "limit" of the operation "listPets"'),
+    ``("name", "")`` for a natural name or id ('the CVE entry "CVE-2021-1234"', 'the API
+    operation "GET /pets"': method and path as OpenAPI writes them), ``("with", words)``
+    for another field that tells it apart ('the work with URL "https://..."'); None when
     the record cannot be named (its description is a value no phrase can introduce)."""
     if kind_of(rec).phrase:
         return "phrase", ""
     where = anchor(rec)
     if len(where) > 1:
-        return "label", ""
+        return "name", ""
     fmt, src = vocabulary.unit_source(rec.unit_id)
     if not where or vocabulary.is_name(fmt, src, where[0][0]):
         return "name", ""
@@ -277,8 +277,6 @@ def naming(rec: Record) -> str | None:
     style, words = how
     if style == "phrase":
         return f"the {rec.description}"
-    if style == "label":
-        return f"the {kind.singular} {rec.description}"
     if style == "with":
         return f'the {kind.singular} with {words} "{rec.description}"'
     return f'the {kind.singular} "{rec.description}"'

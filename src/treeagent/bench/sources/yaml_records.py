@@ -1,8 +1,9 @@
 """YAML records (B.1 "YAML dataset"): a unit is one OpenAPI/Swagger document; its
 records are the paths, operations, parameters and responses it declares. A parameter or
 response is described as a reader names it: 'query parameter "limit" of the operation
-"listPets"', '404 response of GET /pets', 'path parameter "id" of the path "/pets/{id}"'
-for one a path item shares with its operations."""
+"listPets"', '404 response of the operation "GET /pets"' (an operation without an id is
+named by its method and path), 'path parameter "id" of the path "/pets/{id}"' for one a
+path item shares with its operations."""
 
 from __future__ import annotations
 
@@ -190,7 +191,7 @@ def records(text: str, unit_id: str = "",
                                        ((("@key:-2",), p), (("@key:-1",), method)))
             out.append(_rec(unit_id, label, "operation", desc, fields, opath,
                             SELECT["operation"], keys, anchor=anchor))
-            said = f'the operation "{desc}"' if desc == opid else label
+            said = f'the operation "{desc}"'
             _params(out, unit_id, text, label, said, opath, op, "parameter", on_drop,
                     _up(anchor, 2))
             responses = op.get("responses")
