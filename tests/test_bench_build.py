@@ -148,7 +148,6 @@ def test_params_are_checked():
 def test_show_prints_question_answer_spec_and_evidence(built, capsys, monkeypatch):
     out, result = built
     ex = result.examples["json"][0]
-    monkeypatch.setattr(cli, "_FORMATS", cli._FORMATS)
     import treeagent.bench.sources as sources
 
     monkeypatch.setattr(sources, "records_from_text", extract)
