@@ -2,10 +2,14 @@
 
 Each generator turns records (:class:`~treeagent.bench.model.Record`) into a
 :class:`Question`: a natural-language question and a machine-executable reference
-specification (JSON) with the answer construction computed for it. Questions name a
-record by its visible ``description`` and fields by their human names; they reveal no
-schema key path, index, structural path or location (C.3) -- :func:`leaks` checks that --
-and say whether several values must keep the order asked.
+specification (JSON) with the answer construction computed for it. Questions speak the
+source's vocabulary (:mod:`treeagent.bench.sources.vocabulary`, issue 15): record kinds
+as the source's readers name them ("CVE entries", "API operations"), fields by its
+glossary ("magnitude", "CVSS v3.1 base score"), a record by its visible ``description``
+when that is its name or id, else by the field that tells it apart ('the table row with
+model "Alpha 1"'). Specifications keep the records' internal kind and field names. Questions
+reveal no schema key path, index, structural path or location (C.3) -- :func:`leaks`
+checks that -- and say whether several values must keep the order asked.
 
 Specifications (executed independently by :mod:`treeagent.bench.validate`, B.1):
 
