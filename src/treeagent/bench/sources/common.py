@@ -211,6 +211,8 @@ def make_records(unit_id: str, kind: str, items: list[tuple[str, Any, dict[str, 
     descs = choose_descriptions(text, [e for _, e, _ in items], list(candidates))
     records = []
     for i, ((path, _, fields), desc) in enumerate(zip(items, descs)):
+        if desc is not None and not fields:  # nothing to ask about it: counted, not named
+            desc = None
         if desc is None and on_drop:
             on_drop(path, "no unique visible description")
         records.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
