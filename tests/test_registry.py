@@ -313,17 +313,51 @@ def test_entry_points_are_read_once_when_first_read(tmp_path, monkeypatch):
 def test_a_broken_plugin_warns_and_the_rest_loads(tmp_path, monkeypatch):
     module = "from treeagent.registry import Named\nGOOD = Named('good', 'Good')\n"
     entry = ("[treeagent.test]\ngood = plug_good:GOOD\nmissing = no_such_module:X\n"
-             "misnamed = plug_good:GOOD\n")
+             "misnamed = plug_good:GOOD\nflat = plug_good:GOOD\n")
     _install(tmp_path, "plug_good", entry, module)
     monkeypatch.syspath_prepend(str(tmp_path))
-    reg = registry.Registry("thing", (), group="treeagent.test")
+    reg = registry.Registry("thing", {"flat": "treeagent.agents.observation:METHOD_RECORDS"},
+                            group="treeagent.test")
     with pytest.warns(RuntimeWarning) as caught:
-        assert list(reg.names) == ["good"]
+        names = list(reg.names)  # entry point names, nothing imported yet
+    assert names == ["flat", "good", "missing", "misnamed"]
+    assert [str(w.message) for w in caught] == [
+        "treeagent: thing plug-in 'flat' (plug_good:GOOD) not loaded: the name 'flat' is taken"]
+    assert "plug_good" not in sys.modules
+    with pytest.warns(RuntimeWarning) as caught:
+        assert [r.name for r in reg] == ["flat", "good"]
     messages = sorted(str(w.message) for w in caught)
     assert len(messages) == 2
-    assert messages[0].startswith("treeagent: thing plug-in 'misnamed' (plug_good:GOOD) not "
-                                  "loaded: the entry point is named 'misnamed' but its "
-                                  "record 'good'")
+    assert messages[0] == ("treeagent: thing plug-in 'misnamed' (plug_good:GOOD) not "
+                           "loaded: the entry point is named 'misnamed' but its record "
+                           "'good'")
     assert messages[1].startswith("treeagent: thing plug-in 'missing' (no_such_module:X) "
                                   "not loaded: No module named 'no_such_module'")
+    assert list(reg.names) == ["flat", "good"]
     sys.modules.pop("plug_good", None)
+
+
+def test_config_validation_and_cli_choices_import_no_record():
+    """Names are declared with the built-ins' targets: validating params.yaml and
+    checking a command's choices import no agent, format or engine module."""
+    code = ("import sys\nfrom treeagent import cli, config\n"
+            "config.validate(config.preset('demo'))\n"
+            "cli._build_parser().parse_args(['run', 'f', '-q', 'q', '--agent', 'infmem',"
+            " '--method', 'tree', '--engine', 'vllm', '--format', 'yaml'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('treeagent.agents',"
+            " 'treeagent.formats.', 'treeagent.llm'))))")
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.splitlines()[-1]
+    assert out == "[]"
+
+
+def test_builtin_names_match_their_records():
+    from treeagent.agents.observation import METHOD_RECORDS
+    from treeagent.llm import ENGINE_SPECS
+
+    assert [m.name for m in METHOD_RECORDS] == list(registry.METHODS.names)
+    assert [e.name for e in ENGINE_SPECS] == list(registry.ENGINES.names)
+    for reg in (registry.FORMATS, registry.AGENTS, registry.ENGINES, registry.METHODS):
+        assert [r.name for r in reg.builtin()] == list(reg.builtin_names)

@@ -41,7 +41,7 @@ RETRIEVAL = {"k": 4, "span_tokens": 96}
 
 def _builtin(kind: registry.Registry[Any]) -> list[str]:
     """The names of a registry's built-in records (the paper's; presets list no plug-in)."""
-    return [r.name for r in kind.builtin()]
+    return list(kind.builtin_names)
 
 
 class ParamsError(ValueError):

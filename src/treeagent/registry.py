@@ -13,21 +13,20 @@ spelling, used by reports):
 * the tasks, :class:`treeagent.scoring.Task`, in ``treeagent/scoring.py``.
 
 Config validation, the command line's choices, the reports' titles and row order and the
-request limits all read these registries; nothing else lists the names.
+request limits all read these registries; no other module lists the names.
 
-A registry is filled when it is first read: the built-in records (``module:attribute``
-targets, below) in their listed order, which is the reports' order, then the records of
-installed plug-ins, read once through the Python entry points ``treeagent.formats``,
-``treeagent.agents`` and ``treeagent.engines``. An entry point names a record (its name
-must be the record's) or a sequence of records, or a module that calls
-:meth:`Registry.register` when imported. A plug-in that fails to load is skipped with a
-warning. Code may also register a record at run time (``AGENTS.register(agent)``).
+A registry's names are known without importing the things: the built-ins are declared
+below as ``name: "module:attribute"`` (in order: the reports' order), plug-ins by their
+entry points ``treeagent.formats``, ``treeagent.agents`` and ``treeagent.engines``, read
+once when the registry is first used (an entry point's name is the thing's name, its
+value the record). A record is imported when first needed (titles, ``get``), so that
+config validation and the command line's choices stay cheap. A plug-in that fails to
+load is dropped with a warning. Code may also register a record at run time
+(``AGENTS.register(agent)``).
 
-Reading is lazy so that ``import treeagent.registry`` stays cheap (the command line
-builds its parser on every call): :attr:`Registry.names` and :attr:`Registry.titles`
-are live views that read the registry only when used, e.g. as ``argparse`` choices
-(:func:`lazy_choices`) that are looked at only when a command's help is shown or its
-arguments are checked.
+:attr:`Registry.names` and :attr:`Registry.titles` are live views, read when used, e.g.
+as ``argparse`` choices (:func:`lazy_choices`) looked at only when a command's help is
+shown or its arguments are checked: ``treeagent --help`` reads no registry.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ import importlib
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
 
@@ -60,16 +58,17 @@ class Named:
 
 class Names(Sequence[str]):
     """The names of a registry, in order, read afresh on every use (a live view); with
-    ``builtin``, only those of its built-in records."""
+    ``builtin``, only those of its built-in records. Reading names imports no record."""
 
     def __init__(self, registry: Registry[Any], builtin: bool = False) -> None:
         self._registry = registry
         self._builtin = builtin
 
     def _all(self) -> tuple[str, ...]:
+        order = self._registry._names()
         if self._builtin:
-            return tuple(r.name for r in self._registry.builtin())
-        return tuple(self._registry._all())
+            return tuple(n for n in self._registry._builtin_names if n in order)
+        return tuple(order)
 
     def __getitem__(self, index: Any) -> Any:
         return self._all()[index]
@@ -97,13 +96,16 @@ class Titles(Mapping[str, str]):
         self._registry = registry
 
     def __getitem__(self, name: str) -> str:
-        return self._registry._all()[name].title
+        try:
+            return self._registry.get(name).title
+        except ValueError:
+            raise KeyError(name) from None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._registry._all())
+        return iter([r.name for r in self._registry])
 
     def __len__(self) -> int:
-        return len(self._registry._all())
+        return len(list(self._registry))
 
     def __repr__(self) -> str:
         return f"<{self._registry.kind} titles {dict(self)!r}>"
@@ -112,50 +114,52 @@ class Titles(Mapping[str, str]):
 class Registry(Generic[R]):
     """Records of one kind by name: built-ins, then plug-ins and run-time registrations.
 
-    ``builtins`` are ``"module:attribute"`` targets, each a record or a sequence of
-    records, imported when the registry is first read; ``group`` is the entry-point
-    group plug-ins use (None: no plug-ins)."""
+    ``builtins`` maps each built-in name to the ``"module:attribute"`` holding its record
+    (the record, or a sequence of records that has it), so that the names are known
+    without importing anything and a record is imported when first used; a sequence of
+    targets instead is imported at once to learn the names (for light modules).
+    ``group`` is the entry-point group of plug-ins (None: none): an entry point's name
+    is the record's name, its value the record (``"package.module:RECORD"``)."""
 
-    def __init__(self, kind: str, builtins: Iterable[str], group: str | None = None) -> None:
+    def __init__(self, kind: str, builtins: Mapping[str, str] | Iterable[str],
+                 group: str | None = None) -> None:
         self.kind = kind
         self.group = group
-        self._builtins = tuple(builtins)
-        self._records: dict[str, R] = {}
-        self._builtin: tuple[str, ...] = ()
-        self._state = "empty"  # -> "loading" -> "loaded"
+        self._builtins = dict(builtins) if isinstance(builtins, Mapping) else tuple(builtins)
+        self._order: list[str] = []  # every name, in order
+        self._targets: dict[str, Any] = {}  # name -> target or entry point, not yet loaded
+        self._records: dict[str, R] = {}  # name -> loaded record
+        self._builtin_names: tuple[str, ...] = ()
+        self._plugins: set[tuple[str, str]] = set()  # entry points seen (name, value)
+        self._state = "empty"  # -> "scanning" -> "ready"
         self.names: Names = Names(self)
         self.builtin_names: Names = Names(self, builtin=True)
         self.titles: Titles = Titles(self)
 
     # ------------------------------------------------------------------ reading
 
-    def _all(self) -> dict[str, R]:
-        if self._state != "loaded":
-            self._load()
-        return self._records
-
     def get(self, name: str) -> R:
         """The record called ``name``; ``ValueError`` naming the choices if none is."""
-        records = self._all()
-        if name not in records:
+        record = self._record(name) if name in self._names() else None
+        if record is None:
             raise ValueError(f"unknown {self.kind} {name!r} (choose from "
-                             f"{', '.join(records)})")
-        return records[name]
+                             f"{', '.join(self._names())})")
+        return record
 
     def __iter__(self) -> Iterator[R]:
-        return iter(tuple(self._all().values()))
+        records = [self._record(name) for name in list(self._names())]
+        return iter([r for r in records if r is not None])
 
     def builtin(self) -> list[R]:
         """The records treeagent itself declares (its ``builtins``), in order: the
         paper's formats, agents, methods and tasks (presets list these, not plug-ins)."""
-        records = self._all()
-        return [records[name] for name in self._builtin if name in records]
+        return [self.get(name) for name in self.builtin_names]
 
     def __len__(self) -> int:
-        return len(self._all())
+        return len(self._names())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._all()
+        return name in self._names()
 
     def __repr__(self) -> str:
         return f"<Registry of {self.kind}s>"
@@ -165,71 +169,117 @@ class Registry(Generic[R]):
     def register(self, record: R) -> R:
         """Add ``record`` (returned, so this also works as ``X = register(X(...))``).
         A name taken by another record is refused with ``ValueError``."""
-        name = getattr(record, "name", None)
-        if not isinstance(name, str) or not name or not isinstance(
-                getattr(record, "title", None), str):
+        if not _is_record(record) or not record.name:
             raise TypeError(f"a {self.kind} record needs a non-empty str name and a str "
                             f"title, got {record!r}")
-        if self._state == "empty":
-            self._load()
-        old = self._records.get(name)
-        if old is not None and old is not record:
+        name = record.name
+        if name in self._names():
+            old = self._records.get(name, self._targets.get(name))
+            if old is record:
+                return record
             raise ValueError(f"{self.kind} {name!r} is already registered ({old!r})")
+        self._order.append(name)
         self._records[name] = record
         return record
 
-    def unregister(self, name: str) -> R:
-        """Remove and return the record called ``name`` (tests; replacing a built-in)."""
-        self._all()
-        return self._records.pop(name)
+    def unregister(self, name: str) -> R | None:
+        """Remove the name and return its record (None for a plug-in that fails to load)."""
+        record = self._record(name) if name in self._names() else None
+        if name in self._order:
+            self._order.remove(name)
+        self._records.pop(name, None)
+        self._targets.pop(name, None)
+        return record
 
     def reload_plugins(self) -> None:
         """Read the entry points again (after installing a plug-in in this process)."""
-        self._all()
-        self._load_plugins()
+        self._names()
+        self._scan_plugins()
 
     # ------------------------------------------------------------------ loading
 
-    def _load(self) -> None:
-        if self._state == "loading":
+    def _names(self) -> list[str]:
+        if self._state != "ready":
+            self._scan()
+        return self._order
+
+    def _scan(self) -> None:
+        """The names: the built-ins', then the entry points' (no plug-in imported)."""
+        if self._state == "scanning":
             raise RuntimeError(f"the {self.kind} registry was read while its built-ins "
                                "were being imported (a read at module level?)")
-        self._state = "loading"
+        self._state = "scanning"
         try:
-            for target in self._builtins:
-                for record in _records_of(_resolve(target)):
-                    self._add(record, target)
-            self._builtin = tuple(self._records)
-            self._load_plugins()
+            if isinstance(self._builtins, dict):
+                self._order = list(self._builtins)
+                self._targets = dict(self._builtins)
+            else:
+                for target in self._builtins:
+                    for record in _records_of(_resolve(target)):
+                        if record.name in self._records:
+                            raise ValueError(f"{self.kind} {record.name!r} is declared twice")
+                        self._order.append(record.name)
+                        self._records[record.name] = record
+            self._builtin_names = tuple(self._order)
+            self._scan_plugins()
         except BaseException:
-            self._records, self._state = {}, "empty"
+            self._order, self._targets, self._records = [], {}, {}
+            self._state = "empty"
             raise
-        self._state = "loaded"
+        self._state = "ready"
 
-    def _add(self, record: R, origin: str) -> None:
-        old = self._records.get(record.name)
-        if old is not None and old is not record:
-            raise ValueError(f"{self.kind} {record.name!r} ({origin}) is already "
-                             f"registered ({old!r})")
-        self._records[record.name] = record
-
-    def _load_plugins(self) -> None:
+    def _scan_plugins(self) -> None:
         if self.group is None:
             return
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=self.group):
+            if (ep.name, ep.value) in self._plugins:
+                continue
+            self._plugins.add((ep.name, ep.value))
+            if ep.name in self._order:
+                self._warn(ep, f"the name {ep.name!r} is taken")
+                continue
+            self._order.append(ep.name)
+            self._targets[ep.name] = ep
+
+    def _record(self, name: str) -> R | None:
+        """The loaded record of a known name; a plug-in that fails to load is dropped
+        with a warning (None), a built-in that fails raises."""
+        if name in self._records:
+            return self._records[name]
+        target = self._targets[name]
+        if isinstance(target, str):
+            record = _pick(_resolve(target), name, target)
+        else:
             try:
-                loaded = ep.load()
-                records = _records_of(loaded)
-                if _is_record(loaded) and loaded.name != ep.name:
-                    raise ValueError(f"the entry point is named {ep.name!r} but its "
-                                     f"record {loaded.name!r}")
-                for record in records:
-                    self._add(record, f"entry point {ep.value}")
+                record = _pick(target.load(), name, target.value)
             except Exception as exc:  # a broken plug-in must not break the rest
-                warnings.warn(f"treeagent: {self.kind} plug-in {ep.name!r} ({ep.value}) "
-                              f"not loaded: {exc}", RuntimeWarning, stacklevel=4)
+                self._warn(target, str(exc))
+                self._order.remove(name)
+                del self._targets[name]
+                return None
+        del self._targets[name]
+        self._records[name] = record
+        return record
+
+    def _warn(self, ep: Any, why: str) -> None:
+        warnings.warn(f"treeagent: {self.kind} plug-in {ep.name!r} ({ep.value}) not "
+                      f"loaded: {why}", RuntimeWarning, stacklevel=5)
+
+
+def _pick(value: Any, name: str, origin: str) -> Any:
+    """The record called ``name`` in what a target holds (a record or a sequence)."""
+    if _is_record(value):
+        if value.name != name:
+            raise ValueError(f"the entry point is named {name!r} but its record "
+                             f"{value.name!r}")
+        return value
+    if isinstance(value, list | tuple):
+        for record in value:
+            if _is_record(record) and record.name == name:
+                return record
+    raise TypeError(f"{origin} holds no record named {name!r}")
 
 
 def _resolve(target: str) -> Any:
@@ -246,42 +296,42 @@ def _is_record(value: Any) -> bool:
 
 
 def _records_of(value: Any) -> list[Any]:
-    """A record, a sequence of records, or a module (which registered its own)."""
+    """A record or a sequence of records."""
     if _is_record(value):
         return [value]
     if isinstance(value, list | tuple) and all(_is_record(v) for v in value):
         return list(value)
-    if isinstance(value, ModuleType):
-        return []
-    raise TypeError(f"expected a record (name, title), a sequence of records or a "
-                    f"module, got {value!r}")
+    raise TypeError(f"expected a record (name, title) or a sequence of records, got "
+                    f"{value!r}")
 
 
-FORMATS: Registry[Any] = Registry("format", (
-    "treeagent.formats.json_format:FORMAT",
-    "treeagent.formats.html:FORMAT",
-    "treeagent.formats.yaml_format:FORMAT",
-    "treeagent.formats.javascript:FORMAT",
-), group="treeagent.formats")
+FORMATS: Registry[Any] = Registry("format", {
+    "json": "treeagent.formats.json_format:FORMAT",
+    "html": "treeagent.formats.html:FORMAT",
+    "yaml": "treeagent.formats.yaml_format:FORMAT",
+    "javascript": "treeagent.formats.javascript:FORMAT",
+}, group="treeagent.formats")
 """Input formats (:class:`treeagent.formats.Format`); the paper's datasets first."""
 
-AGENTS: Registry[Any] = Registry("agent", (
-    "treeagent.agents.memagent:AGENT",
-    "treeagent.agents.infmem:AGENT",
-    "treeagent.agents.memreread:AGENT",
-    "treeagent.agents.rememr1:AGENT",
-), group="treeagent.agents")
+AGENTS: Registry[Any] = Registry("agent", {
+    "memagent": "treeagent.agents.memagent:AGENT",
+    "infmem": "treeagent.agents.infmem:AGENT",
+    "memreread": "treeagent.agents.memreread:AGENT",
+    "rememr1": "treeagent.agents.rememr1:AGENT",
+}, group="treeagent.agents")
 """Memory agents (:class:`treeagent.agents.common.Agent`), in Table 1's order."""
 
-ENGINES: Registry[Any] = Registry("engine", ("treeagent.llm:ENGINE_SPECS",),
-                                  group="treeagent.engines")
+ENGINES: Registry[Any] = Registry("engine", dict.fromkeys(
+    ("transformers", "openai", "vllm"), "treeagent.llm:ENGINE_SPECS"), group="treeagent.engines")
 """Inference engines (:class:`treeagent.llm.base.EngineSpec`)."""
 
-METHODS: Registry[Named] = Registry("method", ("treeagent.agents.observation:METHOD_RECORDS",))
+METHODS: Registry[Named] = Registry("method", dict.fromkeys(
+    ("flat", "tree", "tree+path", "treeagent"), "treeagent.agents.observation:METHOD_RECORDS"))
 """The reading modes of Table 1's rows (Flat, Tree, Tree+Path, TreeAgent); fixed."""
 
 TASKS: Registry[Any] = Registry("task", ("treeagent.scoring:TASK_RECORDS",))
-"""The eight tasks of paper 4.1 (:class:`treeagent.scoring.Task`); fixed."""
+"""The eight tasks of paper 4.1 (:class:`treeagent.scoring.Task`); fixed. (scoring is a
+light module: its records are imported to learn the names.)"""
 
 
 def register_format(record: R) -> R:
