@@ -50,7 +50,7 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
 def clip_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
     """Prompt cuts of the run (issue 16): ``clipped`` fields cut to fit the request limit
     over all calls, in ``clipped_examples`` examples (zeros when nothing was cut)."""
-    from treeagent.report.tables import clip_totals
+    from treeagent.agents.evaluate import clip_totals
 
     totals = clip_totals(r.get("clipped") for r in rows)
     return {"clipped": totals["cuts"], "clipped_examples": totals["clipped_examples"]}

@@ -436,11 +436,13 @@ def _clip_rows() -> list[dict]:
 
 
 def test_clip_totals_and_counts_by_hand():
-    assert T.clip_totals([2, 0, 1]) == {"examples": 3, "recorded": 3,
+    from treeagent.agents.evaluate import clip_totals
+
+    assert clip_totals([2, 0, 1]) == {"examples": 3, "recorded": 3,
                                         "clipped_examples": 2, "cuts": 3}
-    assert T.clip_totals(iter([None, 4, float("nan")])) == {
+    assert clip_totals(iter([None, 4, float("nan")])) == {
         "examples": 3, "recorded": 1, "clipped_examples": 1, "cuts": 4}
-    assert T.clip_totals([]) == {"examples": 0, "recorded": 0, "clipped_examples": 0,
+    assert clip_totals([]) == {"examples": 0, "recorded": 0, "clipped_examples": 0,
                                  "cuts": 0}
     c = T.clip_counts(pd.DataFrame(_clip_rows()))
     got = {(r.agent, r.method): (r.examples, r.recorded, r.clipped_examples, r.cuts)

@@ -103,6 +103,16 @@ def model_context_window(engine: Engine) -> int | None:
     return None
 
 
+def clip_totals(values: Iterable[Any]) -> dict[str, int]:
+    """Prompt cuts of one run from its rows' ``clipped`` values (issue 16): ``examples``
+    (rows), ``recorded`` (rows that carry a count; older scored files lack the column),
+    ``clipped_examples`` (rows with at least one cut) and ``cuts`` (their sum)."""
+    values = list(values)
+    counts = [int(v) for v in values if v is not None and v == v]  # None/NaN: not recorded
+    return {"examples": len(values), "recorded": len(counts),
+            "clipped_examples": sum(c > 0 for c in counts), "cuts": sum(counts)}
+
+
 def row(example: Example, result: Result | None, engine: Engine, agent: str, method: str,
         error: str | None = None, calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
     """The scored-row dict of one example (``score`` is added by ``score_rows``)."""

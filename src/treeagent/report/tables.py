@@ -364,18 +364,11 @@ def missing_cells(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "agent", "method", "task", "length"])
 
 
-def clip_totals(values: Any) -> dict[str, int]:
-    """Prompt cuts of one run from its rows' ``clipped`` values (issue 16): ``examples``
-    (rows), ``recorded`` (rows that carry a count; older scored files lack the column),
-    ``clipped_examples`` (rows with at least one cut) and ``cuts`` (their sum)."""
-    values = list(values)
-    counts = [int(v) for v in values if not pd.isna(v)]
-    return {"examples": len(values), "recorded": len(counts),
-            "clipped_examples": sum(c > 0 for c in counts), "cuts": sum(counts)}
-
-
 def clip_counts(scores: pd.DataFrame) -> pd.DataFrame:
-    """:func:`clip_totals` per agent x method (canonical order), zeros included."""
+    """:func:`~treeagent.agents.evaluate.clip_totals` per agent x method (canonical
+    order), zeros included."""
+    from treeagent.agents.evaluate import clip_totals
+
     frame = scores.reindex(columns=["agent", "method", "clipped"])
     rows = []
     for agent in ordered(frame["agent"], AGENTS):
