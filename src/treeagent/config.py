@@ -62,7 +62,7 @@ def _demo() -> dict[str, Any]:
     Chosen so that Flat and the structural modes section differently (params.yaml says
     why): C = 768 on 4K contexts cuts each context into ~5-6 sections, and Flat's fixed
     cuts fall inside an evidence record in most examples (none for TreeAgent at B*)."""
-    formats = ["json", "yaml", "html"]  # javascript: the shipped sample is ~500 tokens
+    formats = ["json", "yaml", "html", "javascript"]
     return {
         "preset": "demo",
         "seed": 42,
@@ -79,7 +79,7 @@ def _demo() -> dict[str, Any]:
         "build": {
             "formats": list(formats),
             # one small bucket, a lookup and an aggregation per format: the shipped
-            # sample's units (~1.5-2.5K tokens) fill 4K within 25% (5 examples; HTML's
+            # sample's units (~1.5-2.5K tokens) fill 4K within 25% (7 examples; HTML's
             # three WebSRC pages hold table rows, asked by lookups only)
             "lengths": [4096],
             "tasks": ["one_field", "conditional_count"],
