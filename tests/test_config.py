@@ -64,7 +64,8 @@ def test_errors_name_the_key() -> None:
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    problems = _problems(seed="x", engine__name="tgi", build__formats=["javascript"])
+    problems = _problems(seed="x", engine__name="tgi", acquire__formats=["yaml"],
+                         build__formats=["javascript"])
     assert problems == [
         "seed: expected an integer, got str 'x'",
         "build.formats: javascript not acquired (add to acquire.formats)",

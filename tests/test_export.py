@@ -18,15 +18,16 @@ from treeagent.bench import shortfall
 from treeagent.cli import main
 
 BUILD = ["bench", "build", "--preset", "demo", "--lengths", "demo-4K",
-         "--tasks", "one_field", "two_fields"]
+         "--tasks", "two_records", "four_records"]
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """JSON fills both cells from the sample; the sample's JavaScript (~500 tokens)
-    cannot fill a 4K context, so that format stays empty."""
+    """JSON fills both cells from the sample; the sample's HTML (three WebSRC pages whose
+    records are one table's rows) holds no record set these tasks can ask about, so that
+    format stays empty."""
     root = tmp_path_factory.mktemp("bench")
-    argv = BUILD + ["--formats", "json", "javascript", "--raw", str(root / "raw"),
+    argv = BUILD + ["--formats", "json", "html", "--raw", str(root / "raw"),
                     "--out", str(root / "validated")]
     err = io.StringIO()  # capsys is function-scoped
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -42,17 +43,17 @@ def parquet_rows(root: Path, fmt: str) -> dict[str, dict]:
 def test_build_with_an_empty_format_says_why_and_fails(built):
     root, status, err = built
     assert status == 1
-    assert "error: javascript: 0 examples (all 2 requested cells empty)" in err
-    assert "rejected for length" in err and "--allow-empty" in err
+    assert "error: html: 0 examples (all 2 requested cells empty)" in err
+    assert "the sources hold no records these tasks can ask about" in err and "--allow-empty" in err
     assert len(parquet_rows(root, "json")) == 2
 
 
 def test_build_allow_empty_exits_zero(built, capsys):
     root, _, _ = built
-    status = main(BUILD + ["--formats", "javascript", "--raw", str(root / "raw"),
+    status = main(BUILD + ["--formats", "html", "--raw", str(root / "raw"),
                            "--no-acquire", "--out", str(root / "js-only"), "--allow-empty"])
     err = capsys.readouterr().err
-    assert status == 0 and "warning: javascript: 0 examples" in err
+    assert status == 0 and "warning: html: 0 examples" in err
 
 
 def check_against_parquet(rows: list[dict], stored: dict[str, dict], reference_is_json: bool):
@@ -83,10 +84,10 @@ def test_jsonl_export_matches_the_parquet_rows(built, tmp_path, capsys):
 def test_export_of_an_empty_format_fails_unless_allowed(built, tmp_path, capsys):
     root, _, _ = built
     argv = ["bench", "export", str(tmp_path / "x.jsonl"), "--validated",
-            str(root / "validated"), "--formats", "json", "javascript"]
+            str(root / "validated"), "--formats", "json", "html"]
     assert main(argv) == 1
     err = capsys.readouterr().err
-    assert "javascript: 0 examples" in err and "rejected for length" in err
+    assert "html: 0 examples" in err and "the sources hold no records these tasks can ask about" in err
     assert not (tmp_path / "x.jsonl").exists()
     assert main(argv + ["--allow-empty"]) == 0
     lines = (tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()
@@ -99,11 +100,11 @@ def test_datasets_export_loads_back_and_carries_a_card(built, tmp_path, capsys):
     root, _, _ = built
     dest = tmp_path / "hf"
     status = main(["bench", "export", str(dest), "--to", "datasets", "--validated",
-                   str(root / "validated"), "--formats", "json", "javascript",
+                   str(root / "validated"), "--formats", "json", "html",
                    "--allow-empty"])
     assert status == 0, capsys.readouterr().err
     ds = load_from_disk(str(dest))
-    assert set(ds) == {"json", "javascript"} and len(ds["javascript"]) == 0
+    assert set(ds) == {"json", "html"} and len(ds["html"]) == 0
     rows = list(ds["json"])
     check_against_parquet(rows, parquet_rows(root, "json"), reference_is_json=True)
     card = (dest / "README.md").read_text(encoding="utf-8")
