@@ -147,3 +147,22 @@ def test_raw_gate_fails_on_unlisted_empty_and_duplicate(tmp_path: Path) -> None:
     assert "units: expect_column_values_to_be_unique(column=id)" in text
     assert "formats: expect_column_values_to_be_between(column=units" not in text
     assert "units: expect_column_values_to_be_between(column=chars, min_value=1" in text
+
+
+def test_raw_gate_takes_undescribed_records_and_refuses_names_shared_in_a_unit(
+        tmp_path: Path) -> None:
+    raw = _raw(tmp_path, {"json/usgs/a.json": b"{}"}, {})
+    records = [SimpleNamespace(id="u1#0", unit_id="u1", description="event A"),
+               SimpleNamespace(id="u1#1", unit_id="u1", description=""),  # counted, not named
+               SimpleNamespace(id="u1#2", unit_id="u1", description="")]
+
+    def units(fmt: str, raw_dir: str):
+        return [SimpleNamespace(id="u1", format=fmt, source="usgs", text="{}",
+                                records=records)] if fmt == "json" else []
+
+    assert gates.check("raw", gates.raw_suites(raw, ["json"], units=units),
+                       tmp_path / "v")["success"]
+    records[2].description = "event A"  # two records of one unit named alike
+    with pytest.raises(gates.GateError, match=r"records: expect_column_values_to_be_in_set"
+                                              r"\(column=named_ok.*u1#0"):
+        gates.check("raw", gates.raw_suites(raw, ["json"], units=units), tmp_path / "v")
