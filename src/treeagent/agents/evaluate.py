@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import struct
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -46,42 +44,6 @@ def resolve_tokenizer(engine: Engine, tokenizer: Tokenizer | str | None = None) 
         ) from exc
 
 
-def _gguf_context_length(path: Path) -> int | None:
-    """``<arch>.context_length`` from a GGUF header, reading only the metadata."""
-    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-    ints = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
-    with path.open("rb") as f:
-        if f.read(4) != b"GGUF":
-            return None
-        _version, _tensors, count = struct.unpack("<IQQ", f.read(20))
-
-        def string() -> bytes:
-            (n,) = struct.unpack("<Q", f.read(8))
-            return f.read(n)
-
-        def skip(kind: int) -> None:
-            if kind == 8:
-                string()
-            elif kind == 9:
-                inner, n = struct.unpack("<IQ", f.read(12))
-                if inner in sizes:
-                    f.seek(sizes[inner] * n, os.SEEK_CUR)
-                else:
-                    for _ in range(n):
-                        skip(inner)
-            else:
-                f.seek(sizes[kind], os.SEEK_CUR)
-
-        for _ in range(count):
-            key = string()
-            (kind,) = struct.unpack("<I", f.read(4))
-            if key.endswith(b".context_length") and kind in ints:
-                (value,) = struct.unpack(ints[kind], f.read(sizes[kind]))
-                return int(value)
-            skip(kind)
-    return None
-
-
 def model_context_window(engine: Engine) -> int | None:
     """The model's context length, when it can be known: the engine's
     ``context_window`` (or ``max_model_len``), else the local weights' metadata."""
@@ -90,17 +52,11 @@ def model_context_window(engine: Engine) -> int | None:
         if isinstance(value, int) and value > 0:
             return value
     source = getattr(engine, "source", None)
-    folder = getattr(source, "folder", None)
-    if folder is None:
+    if getattr(source, "folder", None) is None:
         return None
-    gguf = getattr(source, "gguf_file", None)
-    if gguf:
-        return _gguf_context_length(Path(folder) / gguf)
-    config = Path(folder) / "config.json"
-    if config.is_file():
-        value = json.loads(config.read_text()).get("max_position_embeddings")
-        return int(value) if value else None
-    return None
+    from treeagent.llm.models import source_context_length
+
+    return source_context_length(source)
 
 
 def clip_totals(values: Iterable[Any]) -> dict[str, int]:

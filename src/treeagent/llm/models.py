@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import shutil
+import struct
 import sys
 import threading
 from dataclasses import dataclass
@@ -86,6 +87,58 @@ def resolve_model(spec: str | os.PathLike[str] | None = None) -> ModelSource:
     if text.endswith(".gguf") or text.startswith((".", "/", "~")):
         raise ModelError(f"model path {text!r} does not exist")
     return ModelSource(text, text, None)  # a served / hub name
+
+
+def gguf_context_length(path: Path) -> int | None:
+    """``<arch>.context_length`` from a GGUF header, reading only the metadata."""
+    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+    ints = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
+    with path.open("rb") as f:
+        if f.read(4) != b"GGUF":
+            return None
+        _version, _tensors, count = struct.unpack("<IQQ", f.read(20))
+
+        def string() -> bytes:
+            (n,) = struct.unpack("<Q", f.read(8))
+            return f.read(n)
+
+        def skip(kind: int) -> None:
+            if kind == 8:
+                string()
+            elif kind == 9:
+                inner, n = struct.unpack("<IQ", f.read(12))
+                if inner in sizes:
+                    f.seek(sizes[inner] * n, os.SEEK_CUR)
+                else:
+                    for _ in range(n):
+                        skip(inner)
+            else:
+                f.seek(sizes[kind], os.SEEK_CUR)
+
+        for _ in range(count):
+            key = string()
+            (kind,) = struct.unpack("<I", f.read(4))
+            if key.endswith(b".context_length") and kind in ints:
+                (value,) = struct.unpack(ints[kind], f.read(sizes[kind]))
+                return int(value)
+            skip(kind)
+    return None
+
+
+def source_context_length(source: ModelSource) -> int | None:
+    """The context length recorded beside local weights: the GGUF header's
+    ``<arch>.context_length``, else ``max_position_embeddings`` of ``config.json``
+    (None for a served name or when neither says)."""
+    if source.folder is None:
+        return None
+    gguf = getattr(source, "gguf_file", None)
+    if gguf:
+        return gguf_context_length(Path(source.folder) / gguf)
+    config = Path(source.folder) / "config.json"
+    if config.is_file():
+        value = json.loads(config.read_text()).get("max_position_embeddings")
+        return int(value) if value else None
+    return None
 
 
 def _file_sha256(path: Path) -> str:
