@@ -231,6 +231,31 @@ def test_article_examples():
                                        "unit", "hour")] == ["an", "a", "an", "a", "an", "a", "an"]
 
 
+def test_the_verb_agrees_with_the_field_phrase():
+    # phrases written by hand: plural nouns, singular nouns ending in s, acronyms
+    assert [tasks.be(w) for w in ("dynamic properties", "IDs", "tags", "hours")] == ["are"] * 4
+    assert [tasks.be(w) for w in ("status", "address", "analysis", "radius", "species",
+                                  "CVSS v3.1 base score", "HTTP method",
+                                  "number of references")] == ["is"] * 8
+
+
+def test_one_field_questions_use_the_verb_of_their_field_phrase():
+    asked = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        for fmt, src, make in _SOURCES:
+            recs = records_from_text(fmt, src, make(rng), unit_id=f"{fmt}/{src}/a")
+            q = tasks.generate("one_field", recs, random.Random(seed))
+            if q is None:
+                continue
+            rec = next(r for r in recs if r.id == q.record_ids[0])
+            name = q.spec["fields"][0]
+            said = tasks.phrase(tasks.field_words(rec)[name], [rec.fields[name]])
+            assert q.question.startswith(f"What {tasks.be(said)} the {said} of "), q.question
+            asked += 1
+    assert asked >= 20
+
+
 # ------------------------------------------------------------------ source vocabulary
 
 

@@ -210,6 +210,21 @@ def phrase(name: str, values: Sequence[Scalar] = ()) -> str:
     return name
 
 
+_SINGULAR_S = frozenset({"alias", "atlas", "bias", "canvas", "gas", "news", "series",
+                         "species", "yes", "this", "its", "was", "has", "whereas"})
+
+
+def be(words: str) -> str:
+    """'are' when a field phrase names a plural ('the dynamic properties', 'the IDs'),
+    else 'is' ('the status', 'the address', 'the analysis', 'the CVSS v3.1 base score');
+    the head noun is the last word before any 'of' ('the number of references': 'is')."""
+    head = words.split(" of ")[0].split()
+    last = head[-1] if head else ""
+    plural = (len(last) > 2 and last.endswith("s") and last[-2] not in "sSuU'"
+              and not last.endswith("is") and last.lower() not in _SINGULAR_S)
+    return "are" if plural else "is"
+
+
 # ------------------------------------------------------------------ wording (issue 15)
 
 
@@ -388,7 +403,8 @@ def _one_record(task: str, n: int, records: Sequence[Record], rng: random.Random
         words = field_words(rec)
         said = [phrase(words[f], [v]) for f, v in zip(names, values)]
         if n == 1:
-            text = f"What is the {said[0]} of {named(rec)}? Answer with the value only."
+            text = (f"What {be(said[0])} the {said[0]} of {named(rec)}? "
+                    "Answer with the value only.")
             answer: Any = values[0]
         else:
             listed = ", ".join(said[:-1]) + f" and {said[-1]}"
@@ -421,7 +437,7 @@ def _many_records(task: str, n: int, records: Sequence[Record], rng: random.Rand
                 "keys": [_jsonable(r.keys[name]) for r in chosen]}
         by, listed = _listed(chosen)
         said = phrase(words_, [r.fields[name] for r in chosen])
-        text = (f"What is the {said} of each of these {_WORDS[n]} {kinds}{by}: {listed}? "
+        text = (f"What {be(said)} the {said} of each of these {_WORDS[n]} {kinds}{by}: {listed}? "
                 "Give the values in the same order as they are named here.")
         return Question(task, text, spec, [r.fields[name] for r in chosen],
                         [r.id for r in chosen], descs)
