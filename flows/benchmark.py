@@ -6,7 +6,8 @@ model revision reruns only that agent's evaluate/score stages and the report) an
 stage runs its own Prefect flow. This process exports its Prefect API URL (its temporary
 server, or ``PREFECT_API_URL``) to the stages, so they all report to one server and no
 stage pays for starting its own. ``--no-dvc`` runs the same flows in this process as
-subflows instead (no staleness check: everything runs).
+subflows instead, every stage of dvc.yaml in its file order (no staleness check:
+everything runs).
 
     python flows/benchmark.py [--project .] [--force] [--pull] [--push] [--no-dvc] [STAGE ...]
 """
@@ -77,27 +78,65 @@ def read_metrics(project: str) -> dict[str, Any]:
     return metrics
 
 
+def stage_order(params: Any, dvc_yaml: str | os.PathLike[str] = "dvc.yaml"
+                ) -> list[tuple[str, str, list[str]]]:
+    """The stages of ``dvc_yaml`` in file order, as ``(name, flow, args)``: a ``matrix``
+    stage expands as DVC expands it (``stage@<v1>-<v2>``, the first key outermost) over
+    the lists its ``${...}`` entries name in ``params``; ``flow`` is the stem of the
+    ``flows/<flow>.py`` script its ``cmd`` runs and ``args`` what follows it (``${item.*}``
+    filled in; leading ``VAR=value`` assignments dropped)."""
+    import itertools
+    import re
+    import shlex
+
+    import yaml
+
+    stages = yaml.safe_load(Path(dvc_yaml).read_text(encoding="utf-8"))["stages"]
+    order = []
+    for name, stage in stages.items():
+        matrix = stage.get("matrix") or {}
+        axes = {key: (params[value[2:-1]] if isinstance(value, str) else value)
+                for key, value in matrix.items()}
+        for values in itertools.product(*axes.values()):
+            item = dict(zip(axes, values))
+            cmd = re.sub(r"\$\{item\.(\w+)\}", lambda m, item=item: str(item[m.group(1)]), stage["cmd"])
+            words = shlex.split(cmd)
+            while words and "=" in words[0]:
+                words.pop(0)  # an environment assignment (the build's PYTHONHASHSEED)
+            script = next(i for i, w in enumerate(words) if w.endswith(".py"))
+            full = f"{name}@{'-'.join(map(str, values))}" if item else name
+            order.append((full, Path(words[script]).stem, words[script + 1:]))
+    return order
+
+
+def _call(flow_fn: Any, args: list[str], params: str) -> Any:
+    """``flow_fn`` with a stage command's arguments: positionals in order, ``--key
+    value`` as keyword ``key``, and ``params`` where the flow takes it."""
+    import inspect
+
+    positional: list[str] = []
+    keywords: dict[str, str] = {}
+    rest = list(args)
+    while rest:
+        word = rest.pop(0)
+        if word.startswith("--"):
+            keywords[word[2:].replace("-", "_")] = rest.pop(0)
+        else:
+            positional.append(word)
+    if "params" in inspect.signature(getattr(flow_fn, "fn", flow_fn)).parameters:
+        keywords.setdefault("params", params)
+    return flow_fn(*positional, **keywords)
+
+
 def _in_process(params: str) -> None:
-    """The DAG as subflows of this flow run, in stage order (``--no-dvc``)."""
-    from acquire import acquire_flow
-    from build import build_flow
-    from evaluate import evaluate_flow
-    from evidence import evidence_flow
-    from report import report_flow
-    from score import score_flow
-    from validate import validate_flow
+    """The DAG as subflows of this flow run, in dvc.yaml's stage order (``--no-dvc``):
+    each stage's flow function ``<flow>_flow`` of ``flows/<flow>.py``."""
+    import importlib
 
     p = _common.load_params(params)
-    acquire_flow(params)
-    validate_flow("raw", params)
-    build_flow(params)
-    validate_flow("examples", params)
-    evidence_flow(params)
-    for agent in p.agents:
-        for method in p.methods:
-            evaluate_flow(agent, method, params)
-            score_flow(agent, method)
-    report_flow(params)
+    for name, script, args in stage_order(p):
+        print(f"stage {name}")  # the benchmark flow logs prints
+        _call(getattr(importlib.import_module(script), f"{script}_flow"), args, params)
 
 
 @flow(name="benchmark", log_prints=True)
