@@ -184,3 +184,15 @@ def test_unknown_sources_keep_their_record_words():
          "geometry": {"type": "Point", "coordinates": [0, 0, i]}} for i in range(4)]})
     recs = records_from_text("json", "usgs", units, unit_id="u")
     assert tasks.naming(recs[0]) == 'the earthquake event "Q 0"'
+
+
+def test_page_labels_that_are_verbs_are_named_as_nouns():
+    html = ('<table class="infobox vcard"><tbody><tr><th colspan="2">Mozilla Foundation</th>'
+            '</tr><tr><th scope="row">Industry</th><td>Open-source software</td></tr>'
+            '<tr><th scope="row">Founded</th><td>February 28, 1998</td></tr>'
+            '<tr><th scope="row">Founder</th><td>Netscape Communications</td></tr></tbody>'
+            '</table>')
+    for src in ("websrc", "swde", "readability"):
+        (rec,) = records_from_text("html", src, html, unit_id=f"html/{src}/a#/table")
+        assert tasks.field_words(rec) == {"industry": "industry", "founded": "founding date",
+                                          "founder": "founder"}

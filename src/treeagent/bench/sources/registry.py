@@ -435,6 +435,13 @@ _KINDS_HTML = {
     "table row": Kind("table row", "table rows"), "specification table": Kind("table", "tables"),
     "term": Kind("term", "terms"), "list item": Kind("list item", "list items"),
 }
+_HTML_FIELDS: dict[str, str | None] = {  # page labels that are verbs, named as a reader would
+    "founded": "founding date", "established": "founding date", "born": "date of birth",
+    "died": "date of death", "released": "release date", "published": "publication date",
+    "launched": "launch date", "opened": "opening date", "created": "creation date",
+    "updated": "update date", "introduced": "introduction date",
+    "discontinued": "discontinuation date", "completed": "completion date",
+}
 _KINDS_YAML = {
     "API path": Kind("API path", "API paths"), "operation": Kind("API operation", "API operations"),
     "parameter": Kind("parameter", "parameters", phrase=True),
@@ -467,14 +474,15 @@ SOURCES: dict[tuple[str, str], Source] = {
             ("usaspending", "US public domain (USAspending)"))),
         Source("html", "websrc", "CC BY 4.0 as declared for WebSRC; pages via "
                "X-LANCE/WebSRC-Baseline (MIT)", mirror="websrc-v1.0-sample",
-               suffixes=(".html", ".htm"), kinds=_KINDS_HTML, names=("@term", "@text")),
+               suffixes=(".html", ".htm"), fields=_HTML_FIELDS, kinds=_KINDS_HTML,
+               names=("@term", "@text")),
         Source("html", "swde", "research use, no explicit license (SWDE book vertical)",
                mirror="swde-book-subset", suffixes=(".html", ".htm"), flags=("substitute",),
-               kinds=_KINDS_HTML, names=("@term", "@text")),
+               fields=_HTML_FIELDS, kinds=_KINDS_HTML, names=("@term", "@text")),
         Source("html", "readability", "publishers' content; mozilla/readability fixtures "
                "(Apache-2.0)", mirror="mozilla-readability-test-pages",
-               suffixes=(".html", ".htm"), flags=("substitute",), kinds=_KINDS_HTML,
-               names=("@term", "@text")),
+               suffixes=(".html", ".htm"), flags=("substitute",), fields=_HTML_FIELDS,
+               kinds=_KINDS_HTML, names=("@term", "@text")),
         Source("yaml", "apis-guru", "CC0 1.0 (APIs.guru directory); per-document info.license",
                mirror="apis-guru-openapi-directory", suffixes=(".yaml", ".yml"),
                fields=_YAML_FIELDS, kinds=_KINDS_YAML, names=("operationId", "@key:-1")),
