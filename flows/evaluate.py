@@ -1,7 +1,8 @@
 """Prefect flow ``evaluate`` (DVC stages ``evaluate@<agent>-<method>``): one memory agent in
 one mode over every validated example.
 
-Thin over :func:`treeagent.agents.evaluate.evaluate` (issue 3): examples run
+Thin over :func:`treeagent.agents.evaluate.evaluate` (issue 3) and
+:func:`treeagent.agents.evaluate.write_run` (the outputs and the summary): examples run
 concurrently as state machines, every ready call batched to the engine, every call
 journaled in the durable cache (``evaluate.cache``) before use -- so a retried or killed
 run resumes without repeating a call, and a new model revision recomputes only that
@@ -17,7 +18,6 @@ from __future__ import annotations  # noqa: I001 (_common precedes prefect)
 import argparse
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -38,31 +38,13 @@ def load_examples(formats: list[str], validated_dir: str) -> list[Any]:
     return examples
 
 
-def _write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.Table.from_pylist(rows), tmp)
-    os.replace(tmp, path)
-
-
-def clip_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
-    """Prompt cuts of the run (issue 16): ``clipped`` fields cut to fit the request limit
-    over all calls, in ``clipped_examples`` examples (zeros when nothing was cut)."""
-    from treeagent.agents.evaluate import clip_totals
-
-    totals = clip_totals(r.get("clipped") for r in rows)
-    return {"clipped": totals["cuts"], "clipped_examples": totals["clipped_examples"]}
-
-
 @task(name="evaluate", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE,
       task_run_name="evaluate-{agent}-{method}")
 def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
               engine_options: dict[str, Any], pinned: str, kwargs: dict[str, Any],
               out_dir: str) -> dict[str, Any]:
     """Evaluate, then write predictions, trace and summary (a retry reuses cached calls)."""
-    from treeagent.agents.evaluate import evaluate
+    from treeagent.agents.evaluate import evaluate, write_run
     from treeagent.llm import make_engine
 
     log = get_run_logger()
@@ -84,25 +66,8 @@ def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
                         progress=True, trace=trace, run_id=f"{agent}/{method}", **kwargs)
     finally:
         asyncio.run(engine.aclose())
-    # wall-clock seconds vary run to run: kept out of the DVC outputs and tracked metrics
-    # (a fresh clone must compute the committed dvc.lock) in timing.json, git-ignored
-    timing = {r["example_id"]: r["seconds"] for r in rows}
-    (out / "timing.json").write_text(json.dumps({"seconds": round(sum(
-        v or 0.0 for v in timing.values()), 3), "examples": timing}, indent=1) + "\n",
-        encoding="utf-8")
-    rows = [{**r, "seconds": None} for r in rows]
-    _write_parquet(rows, out / "predictions.parquet")
-    summary = {
-        "agent": agent, "method": method, "model": engine.model,
-        "model_revision": engine.revision, "pinned_revision": pinned, "examples": len(rows),
-        "unavailable": sum(r["prediction"] is None for r in rows),
-        "errors": sum(bool(r.get("error")) for r in rows),
-        "calls": sum(r["calls"] or 0 for r in rows),
-        "input_tokens": sum(r["input_tokens"] or 0 for r in rows),
-        "output_tokens": sum(r["output_tokens"] or 0 for r in rows),
-        **clip_summary(rows),
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    summary = write_run(rows, out, agent=agent, method=method, model=engine.model,
+                        model_revision=engine.revision, pinned_revision=pinned)
     log.info("%s/%s: %s", agent, method, json.dumps(summary))
     return summary
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -67,6 +68,53 @@ def clip_totals(values: Iterable[Any]) -> dict[str, int]:
     counts = [int(v) for v in values if v is not None and v == v]  # None/NaN: not recorded
     return {"examples": len(values), "recorded": len(counts),
             "clipped_examples": sum(c > 0 for c in counts), "cuts": sum(counts)}
+
+
+def clip_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Prompt cuts of the run (issue 16): ``clipped`` fields cut to fit the request limit
+    over all calls, in ``clipped_examples`` examples (zeros when nothing was cut)."""
+    totals = clip_totals(r.get("clipped") for r in rows)
+    return {"clipped": totals["cuts"], "clipped_examples": totals["clipped_examples"]}
+
+
+def _write_parquet(rows: list[dict[str, Any]], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    os.replace(tmp, path)
+
+
+def write_run(rows: list[dict[str, Any]], out_dir: str | Path, *, agent: str, method: str,
+              model: str, model_revision: str, pinned_revision: str) -> dict[str, Any]:
+    """Write one run's outputs into ``out_dir`` and return its summary.
+
+    ``timing.json``: wall-clock seconds per example and their total (they vary run to
+    run, so they stay out of the DVC outputs and tracked metrics: a fresh clone must
+    compute the committed dvc.lock); ``predictions.parquet``: the rows with ``seconds``
+    None; ``summary.json`` (a DVC metric): examples, unavailable responses, errors,
+    calls, tokens and prompt cuts."""
+    out = Path(out_dir)
+    timing = {r["example_id"]: r["seconds"] for r in rows}
+    (out / "timing.json").write_text(json.dumps({"seconds": round(sum(
+        v or 0.0 for v in timing.values()), 3), "examples": timing}, indent=1) + "\n",
+        encoding="utf-8")
+    rows = [{**r, "seconds": None} for r in rows]
+    _write_parquet(rows, out / "predictions.parquet")
+    summary = {
+        "agent": agent, "method": method, "model": model,
+        "model_revision": model_revision, "pinned_revision": pinned_revision,
+        "examples": len(rows),
+        "unavailable": sum(r["prediction"] is None for r in rows),
+        "errors": sum(bool(r.get("error")) for r in rows),
+        "calls": sum(r["calls"] or 0 for r in rows),
+        "input_tokens": sum(r["input_tokens"] or 0 for r in rows),
+        "output_tokens": sum(r["output_tokens"] or 0 for r in rows),
+        **clip_summary(rows),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
 
 
 def row(example: Example, result: Result | None, engine: Engine, agent: str, method: str,
