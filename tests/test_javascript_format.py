@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from treeagent import formats
 from treeagent.formats import javascript as js
+from treeagent.formats import js_crosscheck, js_values
 from treeagent.tree import Node, ParseError, Tree, key_step
 
 
@@ -181,7 +182,7 @@ def test_deep_nesting():
 
 
 def test_json5_recursion_limit_is_a_parse_error(monkeypatch):
-    monkeypatch.setattr(js, "_FRAMES_PER_LEVEL", 0)  # pretend json5 needed no frames
+    monkeypatch.setattr(js_crosscheck, "_FRAMES_PER_LEVEL", 0)  # pretend json5 needed no frames
     with pytest.raises(ParseError) as e:
         js.parse("\n{b:" * 3000 + "1" + "}" * 3000)
     assert e.value.message == "nesting too deep for the json5 cross-check"
@@ -213,15 +214,15 @@ def test_mixed_mode_sends_only_non_json_syntax_to_json5(monkeypatch):
 
 def test_crosscheck_catches_a_wrong_reading(monkeypatch):
     # Simulate a bug in our own number reading: json5 must notice.
-    real = js._number
-    monkeypatch.setattr(js, "_number", lambda t: real(t) + 1 if t == "7" else real(t))
+    real = js_values._number
+    monkeypatch.setattr(js_values, "_number", lambda t: real(t) + 1 if t == "7" else real(t))
     for mode in ("mixed", "json5"):
         with pytest.raises(ParseError) as e:
             js.parse("{a: {b: [1, 7]}}", crosscheck=mode)
         assert e.value.message.startswith("tree-sitter and json5 disagree at $.a.b[1]")
         assert (e.value.line, e.value.col) == (1, 13)
-    real_decode = js._decode_escapes
-    monkeypatch.setattr(js, "_decode_escapes", lambda raw, base, template=False:
+    real_decode = js_values._decode_escapes
+    monkeypatch.setattr(js_values, "_decode_escapes", lambda raw, base, template=False:
                         real_decode(raw, base, template).upper())
     with pytest.raises(ParseError, match=r"disagree at \$\.k"):
         js.parse("{k: 'a\\tb'}")

@@ -12,9 +12,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import tree_sitter_javascript
-from tree_sitter import Language, Parser
-
 from treeagent.bench.model import Record
 from treeagent.bench.sources.common import (
     flatten,
@@ -28,6 +25,7 @@ from treeagent.bench.sources.common import (
     visible,
 )
 from treeagent.formats import javascript as js
+from treeagent.formats.js_syntax import syntax_root
 from treeagent.tree import ParseError, index_step, key_step
 
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
@@ -35,7 +33,6 @@ _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", 
 MIN_RECORDS = 2
 LITERAL = "@literal"  # selector head of a bare literal (composed as ``const entry_NNNN``)
 MIN_NESTED_CHARS = 64  # nested literals shorter than this are too small to be units
-_LANG = Language(tree_sitter_javascript.language())
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +226,7 @@ def _nested(text: str, taken: list[tuple[int, int]],
             reject: Callable[[str, int, str], None]) -> Iterator[Candidate]:
     data = text.encode("utf-8", "surrogatepass")
     char = _char_offsets(text)
-    root = Parser(_LANG).parse(data).root_node
+    root = syntax_root(data)
     stack = [root]
     while stack:
         node = stack.pop()

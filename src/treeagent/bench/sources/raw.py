@@ -13,17 +13,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import tree_sitter_javascript
-from tree_sitter import Language, Parser
-
 from treeagent.bench.sources import yaml_records
 from treeagent.formats import parse as parse_format
+from treeagent.formats.js_syntax import syntax_root
 from treeagent.tree import ParseError
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine"
 _CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
-_JS = Language(tree_sitter_javascript.language())
 
 
 def sha256(data: bytes) -> str:
@@ -49,7 +46,7 @@ def decode(fmt: str, data: bytes) -> str:
 
 def js_syntax_error(text: str) -> str | None:
     """'line:col: syntax error' of the first tree-sitter ERROR/MISSING node, or None."""
-    root = Parser(_JS).parse(text.encode("utf-8", "surrogatepass")).root_node
+    root = syntax_root(text.encode("utf-8", "surrogatepass"))
     if not root.has_error:
         return None
     stack = [root]
