@@ -72,7 +72,6 @@ from treeagent.formats.comments import js_after, js_lines_before, keep_comments
 from treeagent.formats.escapes import backslash_run, key_step_printable
 from treeagent.formats.js_syntax import (
     _bindings,
-    _first_syntax_error,
     _Offsets,
     _program_bindings,
     _Reject,
@@ -82,6 +81,7 @@ from treeagent.formats.js_syntax import (
     _syntax_tree,
     _ts_bytes,
     _unparen,
+    first_syntax_error,
     syntax_root,
 )
 from treeagent.formats.js_values import Crosscheck, Dynamic, Expression, _Builder
@@ -244,7 +244,7 @@ def find_initializers(text: str, *, crosscheck: Crosscheck = "mixed"
             start = s_start if i == 0 else c(span_ts.start_byte)
             end = s_end if i == len(found) - 1 else c(span_ts.end_byte)
             line, _ = lines.line_col(start)
-            err = _first_syntax_error(value_ts) if value_ts.has_error else None
+            err = first_syntax_error(value_ts) if value_ts.has_error else None
             try:
                 if err is not None:
                     at, message = _syntax_error(err, len(data.rstrip()))

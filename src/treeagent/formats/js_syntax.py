@@ -70,7 +70,7 @@ class _Reject(Exception):
         self.message = message
 
 
-def _first_syntax_error(root: TSNode) -> TSNode | None:
+def first_syntax_error(root: TSNode) -> TSNode | None:
     """The first ERROR or MISSING node in document order, or None."""
     if not root.has_error:
         return None
@@ -188,7 +188,7 @@ def _syntax_tree(text: str, prefix: str = "") -> tuple[TSNode, _Offsets]:
     data = _ts_bytes(prefix + text)
     offsets = _Offsets(text, len(prefix))
     root_ts = syntax_root(data)
-    err = _first_syntax_error(root_ts)
+    err = first_syntax_error(root_ts)
     if err is not None:
         at, message = _syntax_error(err, len(data.rstrip()))
         raise ParseError.at(text, offsets.char(at), message)

@@ -15,7 +15,7 @@ from typing import Any
 
 from treeagent.bench.sources import yaml_records
 from treeagent.formats import parse as parse_format
-from treeagent.formats.js_syntax import syntax_root
+from treeagent.formats.js_syntax import first_syntax_error, syntax_root
 from treeagent.tree import ParseError
 
 MANIFEST = "manifest.json"
@@ -46,18 +46,12 @@ def decode(fmt: str, data: bytes) -> str:
 
 def js_syntax_error(text: str) -> str | None:
     """'line:col: syntax error' of the first tree-sitter ERROR/MISSING node, or None."""
-    root = syntax_root(text.encode("utf-8", "surrogatepass"))
-    if not root.has_error:
+    n = first_syntax_error(syntax_root(text.encode("utf-8", "surrogatepass")))
+    if n is None:
         return None
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            row, col = n.start_point
-            what = f"missing {n.type!r}" if n.is_missing else "syntax error"
-            return f"{row + 1}:{col + 1}: {what}"
-        stack.extend(ch for ch in reversed(n.children) if ch.has_error or ch.is_missing)
-    return "1:1: syntax error"
+    row, col = n.start_point
+    what = f"missing {n.type!r}" if n.is_missing else "syntax error"
+    return f"{row + 1}:{col + 1}: {what}"
 
 
 def check(fmt: str, data: bytes) -> str | None:
