@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from treeagent.agents import AGENTS, METHODS, Result, program
+from treeagent.agents import AGENTS, METHODS, Result, program, with_calls
 from treeagent.agents.evaluate import evaluate, model_context_window, resolve_tokenizer
 from treeagent.bench.model import Example
 from treeagent.llm import make_engine, run_programs
@@ -46,7 +46,8 @@ def test_every_agent_and_method_end_to_end(smollm2):
     for name, outcome in outcomes.items():
         agent, method = name.split("/")
         assert outcome.ok, (name, outcome.error)
-        result = outcome.result
+        assert isinstance(outcome.result, Result)
+        result = with_calls(outcome.result, outcome.trace)  # the scheduler records calls
         assert isinstance(result, Result)
         assert isinstance(result.prediction, str), (name, result.error)
         assert (result.total_sections, result.flat_sections) == (2, 2)

@@ -170,3 +170,17 @@ def test_any_schedule_gives_the_sequential_results(steps, concurrency, max_batch
         f"p{i}": sequential(f"p{i}", n) for i, n in enumerate(steps)
     }
     assert out.totals.calls == sum(steps) + len(steps) == sum(map(len, engine.batches))
+
+
+def test_requests_are_kept_only_when_asked() -> None:
+    """The scheduler's trace is the one record of calls (issue 19.4): with
+    ``keep_requests`` each call holds the request that was sent (trace files read it);
+    without, only its hash (large runs)."""
+    plain = run_programs([("p", chain("p", 2))], EchoEngineDouble(), progress=False)
+    assert all(c.request is None for c in plain["p"].trace)
+    kept = run_programs([("p", chain("p", 2))], EchoEngineDouble(), progress=False,
+                        keep_requests=True)
+    sent = [c.request.messages[-1].content for c in kept["p"].trace]
+    assert sent == ["p/0/m", "p/1//m!", "p/answer"]
+    assert [c.prompt_hash for c in kept["p"].trace] == [c.prompt_hash for c in plain["p"].trace]
+    assert "request" not in kept["p"].trace[0].as_dict()

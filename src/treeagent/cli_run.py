@@ -186,7 +186,7 @@ def _run_with_progress(run_programs, programs, engine, cache):
         gen = _observed(gen, show)
     try:
         return run_programs([(name, gen)], engine, cache=cache, concurrency=1,
-                            progress=False)[name]
+                            progress=False, keep_requests=True)[name]
     finally:
         if sys.stderr.isatty():
             print(file=sys.stderr)
@@ -205,7 +205,7 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
     import asyncio
 
     from treeagent.agents.evaluate import model_context_window, resolve_tokenizer, write_trace
-    from treeagent.agents.runner import Result, program
+    from treeagent.agents.runner import Result, program, with_calls
     from treeagent.llm import make_engine, run_programs
     from treeagent.scoring import extract_answer
     from treeagent.tokens import TokenizerError
@@ -230,9 +230,9 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
         outcome = _run_with_progress(run_programs, [(args.file, gen)], engine, cache)
     finally:
         asyncio.run(engine.aclose())
-    result = outcome.result
-    if not isinstance(result, Result):
+    if not isinstance(outcome.result, Result):
         return _fail(f"{args.file}: {outcome.error}", 1)
+    result = with_calls(outcome.result, outcome.trace)
     if trace is not None:
         write_trace(trace, args.file, result)
     print(extract_answer(result.prediction))

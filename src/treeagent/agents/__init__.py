@@ -10,12 +10,12 @@ one example's program; :mod:`evaluate` runs many through the scheduler.
 """
 
 from treeagent.agents.observation import METHODS, Document, Observation, Reader, prepare
-from treeagent.agents.runner import AGENTS, Result, drive, program
+from treeagent.agents.runner import AGENTS, Result, drive, program, with_calls
 from treeagent.agents.templates import Prompts, TemplateError
 
 __all__ = [
     "AGENTS", "METHODS", "Document", "Observation", "Prompts", "Reader", "Result",
-    "TemplateError", "drive", "evaluate", "prepare", "program",
+    "TemplateError", "drive", "evaluate", "prepare", "program", "with_calls",
 ]  # fmt: skip
 
 

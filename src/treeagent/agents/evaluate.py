@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from treeagent.agents.runner import Result, program
+from treeagent.agents.runner import Result, program, with_calls
 from treeagent.agents.templates import Prompts
 from treeagent.bench.model import Example
 from treeagent.llm.base import Engine
@@ -184,18 +184,20 @@ def evaluate(
         for ex in examples:
             gen = program(agent, method, ex.context, ex.format, ex.question, tok,
                           base_budget=base_budget, task=ex.task, prompts=templates,
-                          context_window=window, options=options, trace=trace is not None)
+                          context_window=window, options=options)
             seen.append(dataclasses.replace(ex, context=""))
             yield ex.id, gen
 
     outcomes = run_programs(programs(), engine, cache=cache, concurrency=concurrency,
-                            progress=progress, run_id=run_id)
+                            progress=progress, run_id=run_id,
+                            keep_requests=trace is not None)
     rows = []
     sink = open(trace, "a", encoding="utf-8") if trace else None  # noqa: SIM115
     try:
         for ex in seen:
             out = outcomes[ex.id]
-            result = out.result if isinstance(out.result, Result) else None
+            result = (with_calls(out.result, out.trace) if isinstance(out.result, Result)
+                      else None)
             rows.append(row(ex, result, engine, agent, method, error=out.error,
                             calls=len(out.trace), seconds=out.seconds))
             if sink is not None and result is not None:

@@ -1,25 +1,26 @@
-"""One example as a generator program: section, run a workflow, meter every call.
+"""One example as a generator program: section, run a workflow, answer.
 
 ``program(...)`` returns a generator that yields :class:`~treeagent.llm.base.Request`
 objects, receives their :class:`~treeagent.llm.base.Response` and returns a
 :class:`Result` — the shape the scheduler (``treeagent.llm``) drives, many examples at
-once. Preparation (parse, tokenize, budget search) runs lazily at the first ``next()``,
+once. The scheduler records the calls; :func:`with_calls` adds them to the result. Preparation (parse, tokenize, budget search) runs lazily at the first ``next()``,
 so only admitted examples hold their sections in memory.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from treeagent import registry
 from treeagent.agents.common import (
     Calls,
     Limits,
-    Program,
     Thinking,
     Unavailable,
     generation_limit,
@@ -29,9 +30,11 @@ from treeagent.agents.context import Context
 from treeagent.agents.observation import check_method, prepare
 from treeagent.agents.templates import Prompts
 from treeagent.llm.base import Request, Response
-from treeagent.llm.cache import prompt_hash
 from treeagent.tokens import Tokenizer
 from treeagent.tree import Tree
+
+if TYPE_CHECKING:
+    from treeagent.llm.scheduler import CallTrace
 
 AGENTS = registry.AGENTS.names
 """Names of the registered agents (a live view of :data:`treeagent.registry.AGENTS`)."""
@@ -45,7 +48,9 @@ agent: ``thinking`` true/false/null overrides the checkpoint's ``enable_thinking
 @dataclass
 class Result:
     """What one example's run gives. ``prediction`` is the raw final reply, or None
-    when a response was unavailable (the answer is then empty and scores 0, C.4)."""
+    when a response was unavailable (the answer is then empty and scores 0, C.4).
+    The call counts and ``trace`` are filled from the scheduler's record of the calls
+    by :func:`with_calls`."""
 
     agent: str
     method: str
@@ -68,44 +73,28 @@ class Result:
         return self.prediction is None
 
 
-class Meter:
-    """Counts calls and tokens and keeps a per-call trace while relaying a program."""
-
-    def __init__(self, keep: bool = True) -> None:
-        self.keep = keep
-        self.trace: list[dict[str, Any]] = []
-        self.calls = self.input_tokens = self.output_tokens = self.cached = 0
-
-    def record(self, request: Request, response: Response | None) -> None:
-        r = response or Response(None, error="no response")
-        self.calls += 1
-        self.input_tokens += r.input_tokens
-        self.output_tokens += r.output_tokens
-        self.cached += bool(r.cached)
-        if not self.keep:
-            return
-        self.trace.append({
-            "call": self.calls - 1, "kind": request.kind, "prompt_sha256": prompt_hash(request),
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "template_kwargs": dict(request.template_kwargs),
-            "max_tokens": request.sampling.max_tokens, "reply": r.text,
-            "input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-            "latency": r.latency, "cached": r.cached, "error": r.error,
-        })
-
-    def relay(self, gen: Program) -> Generator[Request, Response, Any]:
-        """``yield from gen``, recording each (request, response) pair."""
-        try:
-            request = next(gen)
-        except StopIteration as stop:
-            return stop.value
-        while True:
-            response = yield request
-            self.record(request, response)
-            try:
-                request = gen.send(response)
-            except StopIteration as stop:
-                return stop.value
+def with_calls(result: Result, calls: Sequence[CallTrace]) -> Result:
+    """``result`` with its model calls as the scheduler recorded them (the one record of
+    calls): counts and tokens (Table 3), and per call its kind, prompt hash, the prompt
+    itself where the run kept requests, reply, tokens, latency, cache hit, error, the
+    reading step it carried and any cut made to fit it (:func:`audit`)."""
+    trace: list[dict[str, Any]] = []
+    for i, c in enumerate(calls):
+        entry: dict[str, Any] = {"call": i, "kind": c.kind, "prompt_sha256": c.prompt_hash}
+        if c.request is not None:
+            entry["messages"] = [{"role": m.role, "content": m.content}
+                                 for m in c.request.messages]
+            entry["template_kwargs"] = dict(c.request.template_kwargs)
+            entry["max_tokens"] = c.request.sampling.max_tokens
+        entry.update(reply=c.reply, input_tokens=c.input_tokens,
+                     output_tokens=c.output_tokens, latency=c.latency, cached=c.cached,
+                     error=c.error)
+        trace.append(entry)
+    audit(trace, result.details.get("steps", []), result.details.get("clips", []))
+    return dataclasses.replace(
+        result, calls=len(calls), input_tokens=sum(c.input_tokens for c in calls),
+        output_tokens=sum(c.output_tokens for c in calls),
+        cached_calls=sum(bool(c.cached) for c in calls), trace=trace)
 
 
 def thinking(agent: str, options: dict[str, Any]) -> Thinking:
@@ -160,7 +149,6 @@ def program(
     prompts: Prompts | str | Path | None = None,
     context_window: int | None = None,
     options: dict[str, Any] | None = None,
-    trace: bool = True,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Generator[Request, Response, Result]:
     """A generator program answering ``question`` about ``document`` with ``agent`` in
@@ -169,8 +157,7 @@ def program(
     it, C.1); ``task`` selects the task instruction (C.3; None: the open instruction);
     ``context_window`` clamps the request limit; ``options`` holds workflow settings
     (MemReread ``width``/``node_budget``; ``max_new_tokens`` caps every call, see
-    :func:`capped`); ``trace=False`` keeps only the counts, not every call's reply
-    (large runs). Bad arguments raise here, at once."""
+    :func:`capped`). Bad arguments raise here, at once."""
     registry.AGENTS.get(agent)  # ValueError naming the agents
     check_method(method)
     if base_budget < 1:
@@ -183,12 +170,12 @@ def program(
     prompts = prompts if isinstance(prompts, Prompts) else Prompts(prompts)
     problem = problem_text(question, task, prompts)  # checks the task name now
     return _run(agent, method, document, fmt, question, problem, tokenizer, base_budget,
-                prompts, context_window, dict(options or {}), Meter(trace), clock)
+                prompts, context_window, dict(options or {}), clock)
 
 
 def _run(agent: str, method: str, document: str | Tree, fmt: str | None, question: str,
          problem: str, tokenizer: Tokenizer, base_budget: int, prompts: Prompts,
-         context_window: int | None, options: dict[str, Any], meter: Meter,
+         context_window: int | None, options: dict[str, Any],
          clock: Callable[[], float]) -> Generator[Request, Response, Result]:
     start = clock()
     workflow = registry.AGENTS.get(agent)
@@ -201,27 +188,51 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
     prediction: str | None
     error = None
     try:
-        prediction = yield from meter.relay(workflow.run(ctx))
+        prediction = yield from workflow.run(ctx)
     except Unavailable as exc:
         prediction, error = None, str(exc)
     ctx.details["clipped"] = calls.clipped
     ctx.details["clips"] = calls.clips
-    audit(meter.trace, ctx.details.get("steps", []), calls.clips)
     return Result(
         agent=agent, method=method, prediction=prediction, sections=len(ctx.read),
         total_sections=len(doc), flat_sections=doc.flat_count, budget=doc.budget,
-        calls=meter.calls, input_tokens=meter.input_tokens,
-        output_tokens=meter.output_tokens, cached_calls=meter.cached,
-        seconds=clock() - start, error=error, details=ctx.details, trace=meter.trace,
+        seconds=clock() - start, error=error, details=ctx.details,
     )
 
 
+class _Respond:
+    """``respond`` as an engine of the scheduler, one request at a time (for :func:`drive`)."""
+
+    name = model = "respond"
+    revision = "-"
+    max_batch = 1
+
+    def __init__(self, respond: Callable[[Request], Response]) -> None:
+        self.respond = respond
+
+    async def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return [self.respond(r) for r in requests]
+
+    async def aclose(self) -> None:
+        return None
+
+
 def drive(gen: Generator[Request, Response, Any], respond: Callable[[Request], Response]) -> Any:
-    """Run a program synchronously, answering each request with ``respond`` (one call
-    at a time; the scheduler in ``treeagent.llm`` batches across programs instead)."""
+    """Run a program synchronously, answering each request with ``respond``, through the
+    scheduler (one program; no cache). A :class:`Result` comes back with its calls
+    (:func:`with_calls`); an error the program raised is raised again here."""
     try:
-        request = next(gen)
-        while True:
-            request = gen.send(respond(request))
-    except StopIteration as stop:
-        return stop.value
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError("drive() runs its own event loop; inside one, use arun_programs")
+    from treeagent.llm.scheduler import run_programs  # keeps plain imports light
+
+    outcome = run_programs([("program", gen)], _Respond(respond), concurrency=1,
+                           progress=False, keep_requests=True)["program"]
+    if outcome.error is not None:
+        raise RuntimeError(outcome.error)
+    if isinstance(outcome.result, Result):
+        return with_calls(outcome.result, outcome.trace)
+    return outcome.result

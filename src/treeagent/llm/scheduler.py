@@ -35,7 +35,9 @@ Program = Generator[Request, Response, Any]
 
 @dataclass(slots=True)
 class CallTrace:
-    """One call of a program: what was asked (by hash), what came back, at what cost."""
+    """One call of a program: what was asked (by hash, and the request itself when the
+    run keeps requests), what came back, at what cost. The one record of calls: counts,
+    Table 3 totals and trace files are all read from it."""
 
     kind: str
     prompt_hash: str
@@ -45,9 +47,12 @@ class CallTrace:
     latency: float
     cached: bool
     error: str | None = None
+    request: Request | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The call without its request (JSON-ready)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "request"}
 
 
 @dataclass(slots=True)
@@ -112,8 +117,10 @@ class _Running:
 class _Run:
     """State of one :func:`arun_programs` call."""
 
-    def __init__(self, engine: Engine, cache: CallCache | None, max_batch: int) -> None:
+    def __init__(self, engine: Engine, cache: CallCache | None, max_batch: int,
+                 keep_requests: bool = False) -> None:
         self.engine = engine
+        self.keep_requests = keep_requests
         self.identity = Identity.of(engine)
         self.cache = cache
         self.max_batch = max_batch
@@ -166,7 +173,8 @@ class _Run:
         t.unavailable += not response.available
         prog.outcome.trace.append(
             CallTrace(req.kind, prog.phash, response.text, response.input_tokens,
-                      response.output_tokens, response.latency, response.cached, response.error)
+                      response.output_tokens, response.latency, response.cached, response.error,
+                      req if self.keep_requests else None)
         )  # fmt: skip
         self.step(prog, response)
 
@@ -238,16 +246,19 @@ async def arun_programs(
     max_batch: int | None = None,
     progress: bool = True,
     run_id: str | None = None,
+    keep_requests: bool = False,
 ) -> Outcomes:
     """Run ``(name, program)`` pairs to completion; see the module docstring.
 
     ``max_batch`` defaults to the engine's ``max_batch`` attribute (an engine that
     batches on a device wants many; an HTTP engine keeps its own requests in flight).
+    ``keep_requests`` keeps each call's request in its :class:`CallTrace` (for trace
+    files; large runs leave it off and keep only hashes and counts).
     """
     own_cache = isinstance(cache, str | Path)
     store = CallCache(cache) if own_cache else cache  # type: ignore[arg-type]
     batch = max_batch or int(getattr(engine, "max_batch", 0) or 64)
-    run = _Run(engine, store, max(1, batch))
+    run = _Run(engine, store, max(1, batch), keep_requests)
     run.outcomes.run_id = run_id = run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     source = _programs(programs)
@@ -302,11 +313,11 @@ def run_programs(
     max_batch: int | None = None,
     progress: bool = True,
     run_id: str | None = None,
+    keep_requests: bool = False,
 ) -> Outcomes:
     """Blocking :func:`arun_programs` (starts its own event loop)."""
-    return asyncio.run(
-        arun_programs(programs, engine, cache, concurrency, max_batch, progress, run_id)
-    )
+    return asyncio.run(arun_programs(programs, engine, cache, concurrency, max_batch,
+                                     progress, run_id, keep_requests))
 
 
 class _Progress:
