@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ.setdefault("PYTHONHASHSEED", "0")
 
-    from treeagent.bench import build, io, sources, validate
+    from treeagent.bench import build, examples_gate, sources
     from treeagent.bench.contexts import parse_bucket
 
     t0 = time.time()
@@ -91,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     # every kept example must pass the suite again, read back from disk
     bad = 0
     for fmt in args.formats:
-        df = io.examples_frame(Path(args.out) / "examples" / f"{fmt}.parquet")
+        df = examples_gate.stored_frame(Path(args.out) / "examples" / f"{fmt}.parquet")
         if len(df):
-            res = validate.run_examples_suite(df, params.tolerance)
+            res = examples_gate.run(df, params.tolerance)
             bad += len(res.failed)
     t_end = time.time()
     out = Path(args.out)

@@ -16,6 +16,7 @@ import _common  # first: sets Prefect's environment before Prefect is imported
 from prefect import flow, get_run_logger, task
 
 from treeagent import gates
+from treeagent.bench import examples_gate
 
 
 @task(name="gate", task_run_name="gate-{gate}")
@@ -27,8 +28,8 @@ def run_gate(gate: str, params: str, raw_dir: str, validated_dir: str, out_dir: 
         suites = gates.raw_suites(raw_dir, p["acquire.formats"])
     elif gate == "examples":
         b = p["build"]
-        suites = gates.examples_suites(validated_dir, b["formats"], b["lengths"], b["tasks"],
-                                       b["tokenizers"], b["tolerance"])
+        suites = examples_gate.suites(validated_dir, b["formats"], b["lengths"], b["tasks"],
+                                      b["tokenizers"], b["tolerance"])
     else:
         raise ValueError(f"unknown gate {gate!r} (raw | examples; scores runs in the report)")
     doc = gates.check(gate, suites, out_dir)

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from test_bench_tasks import extract, make_units
-from treeagent.bench import build, cli, io, validate
+from treeagent.bench import build, cli, examples_gate, io, validate
 from treeagent.cli import main
 
 PARAMS = dict(formats=("json", "javascript"), lengths=(2048,), per_cell=1,
@@ -100,19 +100,19 @@ def test_examples_frame_counts_recipes_and_keeps_a_missing_one_null(built, tmp_p
     path = out / "examples" / "javascript.parquet"
     table = pq.read_table(path)
     lists = table["unit_ids"].to_pylist()
-    frame = io.examples_frame(path)
+    frame = examples_gate.stored_frame(path)
     assert frame["unit_ids"].tolist() == [len(u) for u in lists] and min(lists, key=len)
     assert frame.drop(columns="unit_ids").equals(table.drop(["unit_ids"]).to_pandas())
-    assert validate.run_examples_suite(frame).success
-    extra = io.examples_frame(path, lambda row: {"first_unit": row["unit_ids"][0]})
+    assert examples_gate.run(frame).success
+    extra = examples_gate.stored_frame(path, lambda row: {"first_unit": row["unit_ids"][0]})
     assert extra["first_unit"].tolist() == [u[0] for u in lists]
     assert extra.drop(columns="first_unit").equals(frame)
     broken = table.set_column(table.column_names.index("unit_ids"), "unit_ids",
                               pa.array([None] + lists[1:], pa.list_(pa.string())))
     pq.write_table(broken, tmp_path / "broken.parquet")
-    frame = io.examples_frame(tmp_path / "broken.parquet")
+    frame = examples_gate.stored_frame(tmp_path / "broken.parquet")
     assert frame["unit_ids"].isna().tolist() == [True] + [False] * (len(lists) - 1)
-    failed = validate.run_examples_suite(frame).failed
+    failed = examples_gate.run(frame).failed
     assert list(failed) == [0] and any("unit_ids" in f for f in failed[0])
 
 

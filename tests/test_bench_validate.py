@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from test_bench_tasks import KIND, extract, make_units, render
-from treeagent.bench import contexts, io, tasks, validate
+from treeagent.bench import contexts, examples_gate, io, tasks, validate
 
 
 def _scope(records, name):
@@ -117,22 +117,22 @@ def test_suite_fails_on_a_corrupted_table_naming_the_expectation(tmp_path):
     good.update({"unit_ids": [u.id for u in units], "content_hash": "0" * 64,
                  "context_hash": "0" * 64, "bucket": "demo-2K", "family": 0})
     rows = [dict(good, id=f"ok{i}") for i in range(3)]
-    assert validate.run_examples_suite(pd.DataFrame(rows)).success
+    assert examples_gate.run(pd.DataFrame(rows)).success
     rows.append(dict(good, id="ok0"))  # duplicate id
     rows.append(dict(good, id="long", tokens=json.dumps({"qwen3": 2100, "qwen2.5": 2100})))
     rows.append(dict(good, id="leak", question="What is $.events[2].depth?"))
     rows.append(dict(good, id="bad", check_answer="spec gives 3, stored 4"))
-    res = validate.run_examples_suite(pd.DataFrame(rows))
+    res = examples_gate.run(pd.DataFrame(rows))
     assert not res.success
     assert "expect_column_values_to_be_unique(id)" in res.failed[3]
     assert any("a_to_be_greater_than_b(length,tokens_max)" in x for x in res.failed[4])
     assert any("not_match_regex(question)" in x for x in res.failed[5])
     assert res.failed[6] == ["expect_column_values_to_be_in_set(check_answer)"]
     assert 0 not in res.failed or res.failed[0] == ["expect_column_values_to_be_unique(id)"]
-    rej = validate.rejections(pd.DataFrame(rows), res)
+    rej = examples_gate.rejections(pd.DataFrame(rows), res)
     assert {r["id"]: r["reason"] for r in rej}["bad"] == "answer"
     # the stored table (no check columns) is held to the table-level expectations
     io.write_examples([{k: v for k, v in r.items() if not k.startswith("check_")} for r in rows],
                       tmp_path / "e.parquet", ["qwen3", "qwen2.5"])
     stored = pd.read_parquet(tmp_path / "e.parquet")
-    assert set(validate.run_examples_suite(stored).failed) == {0, 3, 4, 5}
+    assert set(examples_gate.run(stored).failed) == {0, 3, 4, 5}

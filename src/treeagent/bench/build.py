@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from treeagent.bench import contexts, io, tasks, validate
+from treeagent.bench import contexts, examples_gate, io, tasks, validate
 from treeagent.bench.model import Record, Unit
 from treeagent.formats import FORMATS
 from treeagent.registry import FORMATS as FORMAT_RECORDS
@@ -322,8 +322,8 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
         kept: list[dict[str, Any]] = []
         if rows:
             df = pd.DataFrame(rows)
-            suite = validate.run_examples_suite(df, params.tolerance)
-            result.rejections += validate.rejections(df, suite)
+            suite = examples_gate.run(df, params.tolerance)
+            result.rejections += examples_gate.rejections(df, suite)
             bad = set(suite.failed)
             kept = [r for i, r in enumerate(rows) if i not in bad]
             for t, c, ok, n in suite.expectations:  # the verdict over all formats

@@ -17,7 +17,7 @@ against the stored ``context_hash``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,26 +148,6 @@ def count_recipes(batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch
     i = batch.schema.get_field_index("unit_ids")
     return batch.set_column(i, "unit_ids", pc.list_value_length(batch.column(i)))
-
-
-def examples_frame(path: str | Path,
-                   per_row: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Any:
-    """A stored example table as a pandas DataFrame for the GX suites, recipes as unit
-    counts (:func:`count_recipes`); with ``per_row``, the dicts it returns for each row
-    (given in full, recipe included) become extra columns. The suites only need a recipe
-    to be present; read whole, the recipes of 512K/1M-token contexts cost most of the
-    memory (the paper grid's JS table: ~380 MB of Arrow buffers, ~730 MB as Python lists)."""
-    import pandas as pd
-
-    parts, extra = [], []
-    for batch in example_batches(path):  # a few rows' recipes in memory at a time
-        if per_row is not None:
-            extra += [per_row(row) for row in batch.to_pylist()]
-        parts.append(count_recipes(batch))
-    if not parts:
-        return pd.DataFrame()
-    df = pa.Table.from_batches(parts).to_pandas()
-    return pd.concat([df, pd.DataFrame(extra)], axis=1) if extra else df
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:

@@ -11,10 +11,10 @@ exactly once; no tie in most_frequent; one record attains the extremum), scope, 
 ids and the question's C.3 contract (:func:`treeagent.bench.tasks.leaks`).
 
 The outcomes become ``check_*`` columns ("" = passed, else the reason) of the example
-table, and :func:`examples_suite` expresses every rule -- these columns plus schema,
-uniqueness, bucket and token-range expectations -- as one GX suite. A row that fails
-any expectation is rejected with the expectation and reason (:func:`rejections`);
-nothing is dropped silently. The pipeline's gate reuses :func:`run_examples_suite`.
+table; :mod:`treeagent.bench.examples_gate` holds every rule over them (with schema,
+uniqueness, bucket and token-range expectations) as the GX ``examples`` gate, where a
+row that fails any expectation is rejected with the expectation and reason; nothing
+is dropped silently.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from treeagent import formats
 from treeagent.bench import independent, tasks
 from treeagent.bench.model import Record
 from treeagent.formats import javascript
-from treeagent.scoring import TASKS
 
 Extractor = Callable[[str, str, str], list[Record]]
 CHECKS = ("parse", "units", "length", "answer", "unique", "scope", "sources", "question",
@@ -328,116 +327,3 @@ def second_reader(row: Mapping[str, Any], spec: Mapping[str, Any], ctx: ContextC
     why = independent.confirm(row["task"], spec, json.loads(row["answer"]), reading,
                               ctx.unit_sources)
     return f"second reader: {why}" if why else ""
-
-
-# ------------------------------------------------------------------ GX suites
-
-
-def examples_suite(name: str = "treeagent.bench.examples") -> Any:
-    """The GX suite every example row must pass (gate of the validate_examples stage)."""
-    import great_expectations as gx
-
-    E = gx.expectations
-    suite = gx.ExpectationSuite(name=name)
-    for col in ("id", "format", "task", "length", "question", "spec", "answer",
-                "unit_ids", "source_ids", "tokens", "content_hash"):
-        suite.add_expectation(E.ExpectColumnValuesToNotBeNull(column=col))
-    suite.add_expectation(E.ExpectColumnValuesToBeUnique(column="id"))
-    suite.add_expectation(E.ExpectColumnValuesToBeInSet(column="task", value_set=list(TASKS)))
-    suite.add_expectation(E.ExpectColumnValuesToBeInSet(
-        column="format", value_set=list(formats.FORMATS)))
-    from treeagent.bench.contexts import ALL_BUCKETS
-
-    suite.add_expectation(E.ExpectColumnValuesToBeInSet(
-        column="length", value_set=sorted(ALL_BUCKETS.values())))
-    suite.add_expectation(E.ExpectColumnPairValuesAToBeGreaterThanB(
-        column_A="length", column_B="tokens_max", or_equal=True))
-    suite.add_expectation(E.ExpectColumnPairValuesAToBeGreaterThanB(
-        column_A="tokens_min", column_B="length_floor", or_equal=True))
-    suite.add_expectation(E.ExpectColumnValuesToBeBetween(
-        column="tolerance", min_value=0.0, max_value=0.25))
-    suite.add_expectation(E.ExpectColumnValueLengthsToEqual(column="content_hash", value=64))
-    suite.add_expectation(E.ExpectColumnValuesToNotMatchRegex(
-        column="question", regex=r"\$[.\[]|\[\s*\d+\s*\]|/html/|\bjson ?path\b|\bxpath\b"))
-    suite.add_expectation(E.ExpectColumnValuesToBeInSet(column="answer_is_null", value_set=[False]))
-    for c in CHECKS:
-        suite.add_expectation(E.ExpectColumnValuesToBeInSet(column=f"check_{c}", value_set=[""]))
-    return suite
-
-
-def _prepared(df: Any, tolerance: float) -> Any:
-    """Derived columns the suite reads (tokens range, bucket floor, row number)."""
-    df = df.reset_index(drop=True).copy()
-    counts = [json.loads(t) if isinstance(t, str) else {} for t in df["tokens"]]
-    df["tokens_min"] = [min(c.values()) if c else -1 for c in counts]
-    df["tokens_max"] = [max(c.values()) if c else 1 << 62 for c in counts]
-    df["tolerance"] = df["tolerance"].fillna(tolerance) if "tolerance" in df.columns else tolerance
-    df["length_floor"] = [math.ceil(n * (1 - t)) for n, t in zip(df["length"], df["tolerance"])]
-    df["answer_is_null"] = [a is None or a == "null" for a in df["answer"]]
-    for c in CHECKS:
-        if f"check_{c}" not in df.columns:
-            df[f"check_{c}"] = ""
-    df["_row"] = range(len(df))
-    return df
-
-
-@dataclass(slots=True)
-class SuiteResult:
-    """Outcome of :func:`run_examples_suite`: ``failed`` maps row -> failed expectations."""
-
-    success: bool
-    failed: dict[int, list[str]]
-    expectations: list[tuple[str, str, bool, int]]  # (type, column(s), success, unexpected)
-    raw: Any = None
-
-
-def run_examples_suite(df: Any, tolerance: float = 0.05) -> SuiteResult:
-    """Run :func:`examples_suite` over an example table (pandas; GX 1.x ephemeral).
-
-    Each row is held to its own ``tolerance`` column (``tolerance`` here only for rows
-    without one): ``ceil(length * (1 - tolerance)) <= tokens <= length``.
-
-    Rows without ``check_*`` columns (a stored table) are held to the table-level
-    expectations only; :func:`treeagent.bench.build` adds them for new rows.
-    """
-    import great_expectations as gx
-
-    df = _prepared(df, tolerance)
-    ctx = gx.get_context(mode="ephemeral")
-    ctx.variables.progress_bars = {"globally": False, "metric_calculations": False}
-    asset = ctx.data_sources.add_pandas("treeagent_bench").add_dataframe_asset("examples")
-    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
-        batch_parameters={"dataframe": df})
-    res = batch.validate(examples_suite(), result_format={
-        "result_format": "COMPLETE", "unexpected_index_column_names": ["_row"]})
-    failed: dict[int, list[str]] = {}
-    summary = []
-    for r in res.results:
-        cfg = r.expectation_config
-        kw = cfg.kwargs
-        cols = kw.get("column") or f"{kw.get('column_A')},{kw.get('column_B')}"
-        label = f"{cfg.type}({cols})"
-        rows = r.result.get("unexpected_index_list") or []
-        summary.append((cfg.type, cols, bool(r.success), int(r.result.get("unexpected_count") or 0)))
-        for item in rows:
-            i = int(item["_row"]) if isinstance(item, dict) else int(item)
-            failed.setdefault(i, []).append(label)
-        if not r.success and not rows:  # a table-level failure names every row
-            for i in range(len(df)):
-                failed.setdefault(i, []).append(label)
-    return SuiteResult(bool(res.success), failed, summary, res)
-
-
-def rejections(df: Any, result: SuiteResult) -> list[dict[str, Any]]:
-    """One rejection per failing row: the failed expectations and the plain reasons."""
-    out = []
-    for i, labels in sorted(result.failed.items()):
-        row = df.iloc[i]
-        reasons = [str(row[f"check_{c}"]) for c in CHECKS
-                   if f"check_{c}" in df.columns and row[f"check_{c}"]]
-        check = next((c for c in CHECKS if f"check_{c}" in df.columns and row[f"check_{c}"]),
-                     labels[0])
-        out.append({"id": row["id"], "format": row["format"], "task": row["task"],
-                    "length": int(row["length"]), "reason": check,
-                    "expectations": "; ".join(labels), "detail": " | ".join(reasons)})
-    return out

@@ -1,0 +1,72 @@
+"""The ``examples`` gate in one place (issue 19.5): the same expectations hold the
+build's new rows and the pipeline's stored tables, and the stored rows are re-checked
+from their recipes, so a corrupted table fails the gate naming the row and the check."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from treeagent import gates
+from treeagent.bench import examples_gate
+from treeagent.cli import main
+
+GRID = dict(formats=["json"], lengths=[4096], tasks=["one_field", "conditional_count"],
+            tokenizers=["qwen3", "qwen2.5"], tolerance=0.25)  # the demo preset's
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("gate")
+    argv = ["bench", "build", "--preset", "demo", "--lengths", "demo-4K", "--formats", "json",
+            "--tasks", *GRID["tasks"], "--raw", str(root / "raw"),
+            "--out", str(root / "validated")]
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+    return root / "validated"
+
+
+def _corrupt(validated: Path, dest: Path, column: str, value) -> str:
+    """A copy of ``validated`` whose first JSON row has ``column`` set to ``value``."""
+    for sub in ("examples", "units"):
+        (dest / sub).mkdir(parents=True)
+        (dest / sub / "json.parquet").write_bytes((validated / sub / "json.parquet").read_bytes())
+    path = dest / "examples" / "json.parquet"
+    table = pq.read_table(path)
+    col = table[column].to_pylist()
+    col[0] = value
+    table = table.set_column(table.column_names.index(column), column,
+                             pa.array(col, table.schema.field(column).type))
+    pq.write_table(table, path)
+    return table["id"][0].as_py()
+
+
+def test_stored_tables_pass_with_the_builds_expectations(validated, tmp_path):
+    doc = gates.check("examples", examples_gate.suites(validated, **GRID), tmp_path)
+    assert doc["success"] and [s["name"] for s in doc["suites"]] == [
+        "examples.grid", "examples.examples"]
+    stored = [r["expectation_config"]["type"] for r in doc["suites"][1]["results"]]
+    frame = examples_gate.stored_frame(validated / "examples" / "json.parquet")
+    in_build = [t for t, *_ in examples_gate.run(frame, 0.25).expectations]
+    assert stored == in_build and len(stored) > 20  # one list of expectations, both runs
+
+
+def test_a_wrong_stored_answer_fails_the_gate_naming_the_row(validated, tmp_path):
+    bad = _corrupt(validated, tmp_path / "v", "answer", json.dumps("not the answer"))
+    with pytest.raises(gates.GateError) as err:
+        gates.check("examples", examples_gate.suites(tmp_path / "v", **GRID), tmp_path)
+    text = str(err.value)
+    assert "check_answer" in text and bad in text
+
+
+def test_a_recipe_naming_a_missing_unit_fails_the_gate(validated, tmp_path):
+    bad = _corrupt(validated, tmp_path / "v", "unit_ids", ["json/nowhere/0"])
+    with pytest.raises(gates.GateError) as err:
+        gates.check("examples", examples_gate.suites(tmp_path / "v", **GRID), tmp_path)
+    assert "check_units" in str(err.value) and bad in str(err.value)
