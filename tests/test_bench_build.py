@@ -142,7 +142,26 @@ def test_params_are_checked():
         build.BuildParams(formats=("xml",))
     with pytest.raises(ValueError, match="unknown task"):
         build.BuildParams(tasks=("five_fields",))
-    assert build.BuildParams().families == 160 and build.PRESETS["demo"]["mode"] == "sample"
+    assert build.BuildParams().families == 160
+
+
+@pytest.mark.parametrize("name", ["demo", "paper"])
+def test_bench_build_takes_the_pipelines_preset(name):
+    """One set of presets (issue 19.1): ``bench build --preset demo`` builds what
+    ``make demo`` builds; options override single fields."""
+    import argparse
+
+    from treeagent import config
+
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers(dest="command"))
+    p = config.Params(config.preset(name))
+    params, mode = cli.params_from_args(parser.parse_args(["bench", "build", "--preset", name]))
+    assert params == build.BuildParams(**p.build_kwargs()) and mode == p["acquire.mode"]
+    assert mode == ("sample" if name == "demo" else "mirror")
+    params, _ = cli.params_from_args(parser.parse_args(
+        ["bench", "build", "--preset", name, "--per-cell", "3", "--seed", "7"]))
+    assert (params.per_cell, params.seed, params.lengths) == (3, 7, tuple(p["build.lengths"]))
 
 
 def test_show_prints_question_answer_spec_and_evidence(built, capsys, monkeypatch):

@@ -13,12 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from treeagent import gates
+from treeagent import config, gates
 from treeagent.bench import examples_gate
 from treeagent.cli import main
 
+DEMO = config.preset("demo")["build"]
 GRID = dict(formats=["json"], lengths=[4096], tasks=["one_field", "conditional_count"],
-            tokenizers=["qwen3", "qwen2.5"], tolerance=0.25)  # the demo preset's
+            tokenizers=DEMO["tokenizers"], tolerance=DEMO["tolerance"])
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_stored_tables_pass_with_the_builds_expectations(validated, tmp_path):
         "examples.grid", "examples.examples"]
     stored = [r["expectation_config"]["type"] for r in doc["suites"][1]["results"]]
     frame = examples_gate.stored_frame(validated / "examples" / "json.parquet")
-    in_build = [t for t, *_ in examples_gate.run(frame, 0.25).expectations]
+    in_build = [t for t, *_ in examples_gate.run(frame, DEMO["tolerance"]).expectations]
     assert stored == in_build and len(stored) > 20  # one list of expectations, both runs
 
 

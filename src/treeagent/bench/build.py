@@ -80,18 +80,6 @@ class BuildParams:
         return self.max_families or 16 * math.ceil(self.per_cell / self.questions_per_context)
 
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "demo": {"mode": "sample", "lengths": (2048, 4096), "per_cell": 1,
-             "questions_per_context": 1, "tolerance": 0.25, "allow_reuse": True},
-    "paper": {"mode": "mirror", "lengths": tuple(contexts.BUCKETS.values()), "per_cell": 50,
-              "questions_per_context": 5},
-}
-"""``demo``: the shipped samples, demo buckets 2K/4K, one example per cell (64 examples a
-CPU model reads in minutes; the evaluate stage may take a subset); the samples are few
-and coarse, so the demo fills within 25% and repeats distractors (flagged per example);
-``paper``: the mirror, 4 formats x 8 tasks x 8 lengths x 50 (12,800 examples)."""
-
-
 @dataclass(slots=True)
 class BuildResult:
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)

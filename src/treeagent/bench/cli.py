@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from treeagent.config import PRESETS, Params
+from treeagent.config import preset as config_preset
 from treeagent.registry import FORMATS
 
 
@@ -18,8 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="build and inspect the benchmark (paper 4.1, B.1)")
     bsub = p.add_subparsers(dest="bench_command", required=True)
     b = bsub.add_parser("build", help="acquire, build and validate examples into validated/")
-    b.add_argument("--preset", choices=["demo", "paper"], default="demo",
-                   help="grid and sources every option below falls back to")
+    b.add_argument("--preset", choices=sorted(PRESETS), default="demo",
+                   help="the pipeline preset (treeagent.config) whose build and acquire "
+                        "settings every option below falls back to: demo builds what "
+                        "`make demo` builds")
     b.add_argument("--formats", nargs="+", metavar="FORMAT",  # names read when shown
                    help="datasets to build (%(formats)s; default: the preset's)"
                    ).formats = FORMATS.names
@@ -49,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "bucket, in (0, 1) (default: the preset's)")
     b.add_argument("--allow-reuse", action="store_true",
                    help="let distractor units repeat inside a context (flagged per example)")
-    b.add_argument("--seed", type=int, default=42, help="seed of every sampling choice")
+    b.add_argument("--seed", type=int,
+                   help="seed of every sampling choice (default: the preset's)")
     b.add_argument("--out", default="validated", help="folder the examples are written to")
     b.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when a requested format or cell gets no example")
@@ -77,14 +82,14 @@ def _default_mirror() -> str | None:
 
 
 def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
-    """BuildParams and the acquisition mode from the preset and overrides."""
-    from treeagent.bench.build import PRESETS, BuildParams
+    """BuildParams and the acquisition mode from the pipeline preset (one set of presets,
+    :mod:`treeagent.config`) and the overrides."""
+    from treeagent.bench.build import BuildParams
     from treeagent.bench.contexts import parse_bucket
 
-    preset = dict(PRESETS[args.preset])
-    mode = args.mode or preset.pop("mode")
-    preset.pop("mode", None)
-    kw: dict[str, Any] = dict(preset)
+    preset = Params(config_preset(args.preset))
+    mode = args.mode or preset["acquire.mode"]
+    kw: dict[str, Any] = preset.build_kwargs()
     if args.formats:
         kw["formats"] = tuple(args.formats)
     if args.tasks:
@@ -98,7 +103,8 @@ def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
         kw["tokenizers"] = tuple(args.tokenizers)
     if args.allow_reuse:
         kw["allow_reuse"] = True
-    kw["seed"] = args.seed
+    if args.seed is not None:
+        kw["seed"] = args.seed
     return BuildParams(**kw), mode
 
 
