@@ -10,17 +10,27 @@ from hypothesis import strategies as st
 
 from helpers import CharTokenizer
 from test_agents_double import TINY_JSON, ScriptedEngine
-from treeagent.agents import drive, program
-from treeagent.agents.templates import SPECS, Prompts, TemplateError, fill, placeholders
+from treeagent.agents import AGENTS, drive, program
+from treeagent.agents.templates import (
+    SPECS,
+    Prompts,
+    TemplateError,
+    declared,
+    fill,
+    placeholders,
+)
+from treeagent.registry import AGENTS as AGENT_RECORDS
 
 
 def test_every_packaged_template_exists_and_passes_its_check():
     folder = resources.files("treeagent") / "prompts"
     names = {p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt")}
-    assert names == set(SPECS)
+    assert names == set(declared())  # shared templates and every agent's own
     prompts = Prompts()
-    for name in SPECS:
+    for name in declared():
         assert prompts.text(name).strip()
+    owners = [n for a in AGENTS for n in AGENT_RECORDS.get(a).templates]
+    assert len(owners) == len(set(owners)) and not set(owners) & set(SPECS)  # declared once
 
 
 def test_tag_contracts_of_the_packaged_templates():

@@ -32,7 +32,7 @@ def toy_run(ctx):
 
 
 TOY_FORMAT = Format("toyfmt", "ToyFormat", (".toy",), json_format.parse, json_format.safe_cut)
-TOY_AGENT = Agent("toyagent", "ToyAgent", Limits(48, 40, None, 4096), ("memagent_answer",),
+TOY_AGENT = Agent("toyagent", "ToyAgent", Limits(48, 40, None, 4096), {},  # renders memagent_answer
                   toy_run)
 
 
@@ -363,3 +363,13 @@ def test_builtin_names_match_their_records():
     assert [e.name for e in ENGINE_SPECS] == list(registry.ENGINES.names)
     for reg in (registry.FORMATS, registry.AGENTS, registry.ENGINES, registry.METHODS):
         assert [r.name for r in reg.builtin()] == list(reg.builtin_names)
+
+
+def test_plan_reads_the_cost_model_from_the_agent_record(toys):
+    """An agent's record names its cost model (``Agent.cost``); plan keeps no list."""
+    from treeagent import plan
+
+    assert plan.cost_model("memagent") is plan.cost_memagent
+    assert plan.cost_model("infmem") is plan.cost_infmem
+    with pytest.raises(ValueError, match="no cost model for agent 'toyagent'"):
+        plan.cost_model("toyagent")

@@ -29,6 +29,8 @@ from typing import Any
 from treeagent import registry
 
 MODES = ("live", "mirror", "sample")
+"""Where acquisition reads (``acquire.mode``): live APIs behind the network switch, a
+local mirror, or the samples shipped in the package (:mod:`treeagent.bench.sources`)."""
 PAPER_LENGTHS = tuple(8192 << i for i in range(8))  # 8K .. 1M (paper 4.1)
 LENGTHS = (2048, 4096, *PAPER_LENGTHS)  # + the demo buckets (treeagent.bench.contexts)
 TOKENIZERS = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")

@@ -22,9 +22,10 @@ agent x method x format x length:
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from treeagent.agents.common import (
 )
 from treeagent.agents.observation import PATH_LABEL, RETRIEVED_HEADER, Document, prepare
 from treeagent.agents.runner import AGENTS, capped
-from treeagent.agents.templates import SPECS, Prompts
+from treeagent.agents.templates import Prompts, spec_of
 from treeagent.registry import AGENTS as AGENT_RECORDS
 from treeagent.retrieval import MAX_SPANS, SPAN_TOKENS
 from treeagent.tokens import Tokenizer
@@ -131,7 +132,8 @@ class Sizer:
         key = (template, *sorted(known.items()))
         hit = self._base.get(key)
         if hit is None:
-            spec = SPECS[template]
+            spec = spec_of(template)
+            assert spec is not None, template  # Prompts.render refused it otherwise
             fields = {name: "" for name in spec.required + spec.optional} | known
             hit = self._base[key] = self.count(self.prompts.render(template, **fields))
         return hit
@@ -307,9 +309,15 @@ def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequenc
     return cost
 
 
-COSTS = {"memagent": cost_memagent, "infmem": cost_infmem, "memreread": cost_memreread,
-         "rememr1": cost_rememr1}
-"""The cost model of each paper agent (an agent without one cannot be planned)."""
+def cost_model(agent: str) -> Callable[..., Cost]:
+    """The cost model the agent's record names (``Agent.cost``, e.g. this module's
+    :func:`cost_memagent`); ValueError for an agent without one (it cannot be planned)."""
+    target = AGENT_RECORDS.get(agent).cost
+    if not target:
+        planned = [a.name for a in AGENT_RECORDS if a.cost]
+        raise ValueError(f"no cost model for agent {agent!r} (planned: {', '.join(planned)})")
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 # --------------------------------------------------------------------------- planning
@@ -346,7 +354,7 @@ def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods
                                         base_budget)
                 doc = _as_method(docs[key], method)
                 steps = observations(doc, sizer)
-                cost = COSTS[setup.agent](setup, sizer, problem, steps)
+                cost = cost_model(setup.agent)(setup, sizer, problem, steps)
                 row = rows.setdefault((setup.agent, method, ex.format, ex.length),
                                       Row(setup.agent, method, ex.format, ex.length))
                 row.examples += 1
@@ -379,8 +387,7 @@ def agent_setup(agent: str, model: str, max_new_tokens: int | None,
     from treeagent.llm.models import ModelError, resolve_model, tokenizer_dir
 
     record = AGENT_RECORDS.get(agent)  # ValueError naming the agents
-    if agent not in COSTS:
-        raise ValueError(f"no cost model for agent {agent!r} (planned: {', '.join(COSTS)})")
+    cost_model(agent)  # ValueError: the agent has no cost model
     limits = capped(record.limits, max_new_tokens)
     window = engine_options.get("max_model_len") or engine_options.get("context_window")
     name = tokenizer

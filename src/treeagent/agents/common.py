@@ -20,12 +20,12 @@ server's error; we keep reading instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from treeagent.agents.observation import Observation
-from treeagent.agents.templates import Prompts
+from treeagent.agents.templates import Prompts, Spec
 from treeagent.llm.base import Message, Request, Response, Sampling
 from treeagent.scoring import SINGLE_VALUE_TASKS, TASKS, UNORDERED_TASKS
 from treeagent.tokens import Tokenizer
@@ -127,18 +127,22 @@ class Agent:
     in :data:`treeagent.registry.AGENTS` (a plug-in: entry point ``treeagent.agents``).
 
     ``title``: the paper's name (reports); ``limits``: its Table 2 row; ``templates``:
-    the prompt templates it renders (:mod:`treeagent.agents.templates`); ``run(ctx)``:
-    the workflow, a generator program returning the raw final reply; ``thinking``: the
-    checkpoint's chat-template thinking; ``paper_model``: the public checkpoint the
-    paper evaluates (C.1), None for an agent outside the paper (no ``paper`` preset)."""
+    the prompt templates it declares, name -> placeholders
+    (:class:`treeagent.agents.templates.Spec`; files ``prompts/<name>.txt``; it may also
+    render shared ones and other agents'); ``run(ctx)``: the workflow, a generator
+    program returning the raw final reply; ``thinking``: the checkpoint's chat-template
+    thinking; ``paper_model``: the public checkpoint the paper evaluates (C.1), None for
+    an agent outside the paper (no ``paper`` preset); ``cost``: ``"module:function"`` of
+    its cost model for :mod:`treeagent.plan` (None: the agent cannot be planned)."""
 
     name: str
     title: str
     limits: Limits
-    templates: tuple[str, ...]
+    templates: Mapping[str, Spec]
     run: Callable[[Any], Program]
     thinking: Thinking = Thinking()
     paper_model: str | None = None
+    cost: str | None = None
 
 
 @dataclass

@@ -50,10 +50,16 @@ from treeagent.agents.common import (
     strip_think,
 )
 from treeagent.agents.context import Context
+from treeagent.agents.templates import Spec
 
 NAME = "infmem"
 LIMITS = Limits(1024, 1024, 1024, 32768)  # Table 2: memory, answer, controller, request
-TEMPLATES = ("infmem_tools", "infmem_plan", "infmem_write", "infmem_answer")
+TEMPLATES = {  # name -> placeholders (treeagent.agents.templates)
+    "infmem_tools": Spec(("tools",), ("tool_names",)),  # the planner's system message
+    "infmem_plan": Spec(("question", "history", "memory")),
+    "infmem_write": Spec(("question", "retrieved", "section", "memory"), ("history",)),
+    "infmem_answer": Spec(("question", "memory")),
+}
 TOOL_NAME = "retrievesearch"
 TOP_K_DEFAULT, TOP_K_MIN, TOP_K_MAX = 8, 3, 20
 EARLY_STOP = 3
@@ -242,5 +248,6 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "InfMem", LIMITS, TEMPLATES, run,
+              cost="treeagent.plan:cost_infmem",  # its call pattern, for plans
               thinking=Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
               paper_model="InfMem-4B")

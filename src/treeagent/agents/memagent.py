@@ -18,11 +18,15 @@ from collections.abc import Generator
 
 from treeagent.agents.common import NO_MEMORY, Agent, Limits, Program, Thinking, ask, strip_think
 from treeagent.agents.context import Context
+from treeagent.agents.templates import Spec
 from treeagent.llm.base import Request, Response
 
 NAME = "memagent"
 LIMITS = Limits(1024, 1024, None, 32768)  # Table 2: memory, answer, controller, request
-TEMPLATES = ("memagent_memory", "memagent_answer")
+TEMPLATES = {  # name -> placeholders (treeagent.agents.templates)
+    "memagent_memory": Spec(("question", "memory", "section")),
+    "memagent_answer": Spec(("question", "memory")),
+}
 
 
 def read_pass(
@@ -57,5 +61,6 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "MemAgent", LIMITS, TEMPLATES, run,
+              cost="treeagent.plan:cost_memagent",  # its call pattern, for plans
               thinking=Thinking(),  # Qwen2.5 base: no thinking switch
               paper_model="BytedTsinghua-SIA/RL-MemoryAgent-7B")

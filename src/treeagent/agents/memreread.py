@@ -38,11 +38,18 @@ import re
 from treeagent.agents.common import Agent, Limits, Program, Thinking, ask, strip_think
 from treeagent.agents.context import Context
 from treeagent.agents.memagent import read_pass
+from treeagent.agents.templates import Spec
 
 NAME = "memreread"
 LIMITS = Limits(1024, 1024, 8192, 40960)  # Table 2: memory, answer, controller, request
-TEMPLATES = ("memreread_memory", "memreread_decompose", "memreread_subanswer",
-             "memreread_integrate", "memreread_answer")
+TEMPLATES = {  # name -> placeholders (treeagent.agents.templates)
+    "memreread_memory": Spec(("question", "memory", "section")),
+    "memreread_decompose": Spec(("question", "memory"), ("history", "stack")),
+    "memreread_subanswer": Spec(("question", "memory")),
+    "memreread_integrate": Spec(("question", "memory", "subquestion", "subanswer"),
+                                ("sub_memory",)),
+    "memreread_answer": Spec(("question", "memory")),
+}
 WIDTH = 4
 NODE_BUDGET = 4
 NO_HISTORY = "NO HISTORY"
@@ -107,5 +114,6 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "MemReread", LIMITS, TEMPLATES, run,
+              cost="treeagent.plan:cost_memreread",  # its call pattern, for plans
               thinking=Thinking(False),  # upstream: enable_thinking False on every call
               paper_model="MemReread-4B")

@@ -40,11 +40,15 @@ from treeagent.agents.common import (
     tag_blocks,
 )
 from treeagent.agents.context import Context
+from treeagent.agents.templates import Spec
 from treeagent.tokens import Tokenizer
 
 NAME = "rememr1"
 LIMITS = Limits(2048, 2048, 1024, 40960)  # Table 2: memory, answer, controller, request
-TEMPLATES = ("rememr1_memory", "rememr1_answer")
+TEMPLATES = {  # name -> placeholders (treeagent.agents.templates)
+    "rememr1_memory": Spec(("question", "recalled", "memory", "section")),
+    "rememr1_answer": Spec(("question", "memory"), ("recalled",)),
+}
 NO_RECALL = "No memory was recalled."
 
 _RECALL = re.compile(r"<recall>.*?</recall>", re.S)
@@ -140,5 +144,6 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "ReMemR1", LIMITS, TEMPLATES, run,
+              cost="treeagent.plan:cost_rememr1",  # its call pattern, for plans
               thinking=Thinking(),  # Qwen2.5 base
               paper_model="ReMemR1-7B")

@@ -8,7 +8,7 @@ checkpoint's released templates can be dropped in verbatim.
 Template syntax (compatible with Python ``str.format`` templates as released):
 
 * ``{name}`` is a placeholder when ``name`` is one the template declares (see
-  :data:`SPECS`) or an alias of one (:data:`ALIASES`: upstream names such as ``prompt``,
+  :func:`spec_of`: :data:`SPECS` and each agent's record) or an alias of one (:data:`ALIASES`: upstream names such as ``prompt``,
   ``chunk``, ``recalled_memory``);
 * ``{{`` and ``}}`` render as ``{`` and ``}``;
 * any other brace text (``\\boxed{}``, JSON) is literal.
@@ -58,28 +58,34 @@ SPECS: dict[str, Spec] = {
     "instruction_ordered": Spec(()),
     "instruction_unordered": Spec(()),
     "instruction_open": Spec(()),
-    # MemAgent
-    "memagent_memory": Spec(("question", "memory", "section")),
-    "memagent_answer": Spec(("question", "memory")),
-    # InfMem
-    "infmem_plan": Spec(("question", "history", "memory")),
-    "infmem_tools": Spec(("tools",), ("tool_names",)),  # the planner's system message
-    "infmem_write": Spec(("question", "retrieved", "section", "memory"), ("history",)),
-    "infmem_answer": Spec(("question", "memory")),
-    # MemReread
-    "memreread_memory": Spec(("question", "memory", "section")),
-    "memreread_decompose": Spec(("question", "memory"), ("history", "stack")),
-    "memreread_subanswer": Spec(("question", "memory")),
-    "memreread_integrate": Spec(
-        ("question", "memory", "subquestion", "subanswer"), ("sub_memory",)
-    ),
-    "memreread_answer": Spec(("question", "memory")),
-    # ReMemR1
-    "rememr1_memory": Spec(("question", "recalled", "memory", "section")),
-    "rememr1_answer": Spec(("question", "memory"), ("recalled",)),
     # InfMem's two-stage thinking: the sentence that closes a reasoning cut at its budget
     "thinking_stop": Spec(()),
 }
+"""The templates every agent shares; each agent declares its own in its record
+(:attr:`treeagent.agents.common.Agent.templates`, e.g. ``memagent_memory``)."""
+
+
+def declared() -> dict[str, Spec]:
+    """Every known template, name -> placeholders: the shared ones and each registered
+    agent's, in registry order."""
+    from treeagent import registry
+
+    out = dict(SPECS)
+    for agent in registry.AGENTS:
+        out.update(agent.templates)
+    return out
+
+
+def spec_of(name: str) -> Spec | None:
+    """The placeholders of template ``name``: shared, or declared by a registered agent."""
+    if name in SPECS:
+        return SPECS[name]
+    from treeagent import registry
+
+    for agent in registry.AGENTS:
+        if name in agent.templates:
+            return agent.templates[name]
+    return None
 
 
 class TemplateError(ValueError):
@@ -96,7 +102,9 @@ def placeholders(text: str) -> set[str]:
 
 
 def check(name: str, text: str, origin: str = "") -> None:
-    spec = SPECS[name]
+    spec = spec_of(name)
+    if spec is None:
+        raise TemplateError(f"unknown template {name!r}")
     used = placeholders(text)
     where = origin or name
     missing = [p for p in spec.required if p not in used]
@@ -136,14 +144,14 @@ class Prompts:
         self._cache: dict[str, str] = {}
         if self.folder is not None:  # fail early on a bad user file, not mid-run
             for path in sorted(self.folder.glob("*.txt")):
-                if path.stem in SPECS:
+                if spec_of(path.stem) is not None:
                     self.text(path.stem)
 
     def text(self, name: str) -> str:
         """The raw template ``name`` (user folder first, then the packaged file)."""
-        if name not in SPECS:
-            raise TemplateError(f"unknown template {name!r}")
         hit = self._cache.get(name)
+        if hit is None and spec_of(name) is None:
+            raise TemplateError(f"unknown template {name!r}")
         if hit is None:
             user = self.folder / f"{name}.txt" if self.folder is not None else None
             if user is not None and user.is_file():
@@ -161,4 +169,5 @@ class Prompts:
         """Names of the templates the user folder replaces."""
         if self.folder is None:
             return []
-        return sorted(p.stem for p in self.folder.glob("*.txt") if p.stem in SPECS)
+        return sorted(p.stem for p in self.folder.glob("*.txt")
+                      if spec_of(p.stem) is not None)

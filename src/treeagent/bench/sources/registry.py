@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from treeagent.config import MODES  # declared once, with the parameter that picks one
 from treeagent.registry import FORMATS as _FORMAT_RECORDS
 
-MODES = ("live", "mirror", "sample")
+__all__ = ["FORMATS", "JS_REPOS", "MODES", "SOURCES", "Kind", "Source", "get", "sources_of"]
 
 
 class Kind(NamedTuple):
