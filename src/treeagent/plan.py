@@ -22,7 +22,6 @@ agent x method x format x length:
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -220,6 +219,22 @@ def _memory_pass(cost: Cost, r: Replies, sizer: Sizer, template: str, question: 
         r.add(cost, inputs, memory_cap, minimal=minimal)
 
 
+CostModel = Callable[["AgentSetup", "Sizer", str, Sequence["Step"]], "Cost"]
+_COST_MODELS: dict[str, CostModel] = {}
+
+
+def cost_model_of(agent: str) -> Callable[[CostModel], CostModel]:
+    """Register the decorated function as ``agent``'s cost model (one per agent; a
+    plug-in agent registers its own the same way)."""
+
+    def register(fn: CostModel) -> CostModel:
+        _COST_MODELS[agent] = fn
+        return fn
+
+    return register
+
+
+@cost_model_of("memagent")
 def cost_memagent(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
                   ) -> Cost:
     """T + 1 calls."""
@@ -230,6 +245,7 @@ def cost_memagent(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence
     return cost
 
 
+@cost_model_of("rememr1")
 def cost_rememr1(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
                  ) -> Cost:
     """T + 1 calls; a recalled memory is a past memory (<= the memory cap)."""
@@ -243,6 +259,7 @@ def cost_rememr1(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[
     return cost
 
 
+@cost_model_of("infmem")
 def cost_infmem(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
                  ) -> Cost:
     """Per step a planner reply and a write reply, the answer after the last step or
@@ -279,6 +296,7 @@ def _infmem_system(sizer: Sizer) -> int:
     return sizer.count(text) + 16
 
 
+@cost_model_of("memreread")
 def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
                  ) -> Cost:
     """Root pass (T), then up to q = min(width, node_budget - 1) rounds of decompose +
@@ -309,15 +327,14 @@ def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequenc
     return cost
 
 
-def cost_model(agent: str) -> Callable[..., Cost]:
-    """The cost model the agent's record names (``Agent.cost``, e.g. this module's
-    :func:`cost_memagent`); ValueError for an agent without one (it cannot be planned)."""
-    target = AGENT_RECORDS.get(agent).cost
-    if not target:
-        planned = [a.name for a in AGENT_RECORDS if a.cost]
-        raise ValueError(f"no cost model for agent {agent!r} (planned: {', '.join(planned)})")
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+def cost_model(agent: str) -> CostModel:
+    """The cost model registered for ``agent`` (:func:`cost_model_of`); ValueError for
+    an unknown agent or one without a cost model (it cannot be planned)."""
+    AGENT_RECORDS.get(agent)  # ValueError naming the agents
+    if agent not in _COST_MODELS:
+        raise ValueError(f"no cost model for agent {agent!r} "
+                         f"(planned: {', '.join(_COST_MODELS)})")
+    return _COST_MODELS[agent]
 
 
 # --------------------------------------------------------------------------- planning

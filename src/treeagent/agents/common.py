@@ -132,8 +132,8 @@ class Agent:
     render shared ones and other agents'); ``run(ctx)``: the workflow, a generator
     program returning the raw final reply; ``thinking``: the checkpoint's chat-template
     thinking; ``paper_model``: the public checkpoint the paper evaluates (C.1), None for
-    an agent outside the paper (no ``paper`` preset); ``cost``: ``"module:function"`` of
-    its cost model for :mod:`treeagent.plan` (None: the agent cannot be planned)."""
+    an agent outside the paper (no ``paper`` preset). Its cost model, if any, is
+    registered in :mod:`treeagent.plan` (``@plan.cost_model_of(name)``)."""
 
     name: str
     title: str
@@ -142,7 +142,6 @@ class Agent:
     run: Callable[[Any], Program]
     thinking: Thinking = Thinking()
     paper_model: str | None = None
-    cost: str | None = None
 
 
 @dataclass

@@ -248,6 +248,5 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "InfMem", LIMITS, TEMPLATES, run,
-              cost="treeagent.plan:cost_infmem",  # its call pattern, for plans
               thinking=Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
               paper_model="InfMem-4B")

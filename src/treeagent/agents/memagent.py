@@ -61,6 +61,5 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "MemAgent", LIMITS, TEMPLATES, run,
-              cost="treeagent.plan:cost_memagent",  # its call pattern, for plans
               thinking=Thinking(),  # Qwen2.5 base: no thinking switch
               paper_model="BytedTsinghua-SIA/RL-MemoryAgent-7B")

@@ -114,6 +114,5 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "MemReread", LIMITS, TEMPLATES, run,
-              cost="treeagent.plan:cost_memreread",  # its call pattern, for plans
               thinking=Thinking(False),  # upstream: enable_thinking False on every call
               paper_model="MemReread-4B")

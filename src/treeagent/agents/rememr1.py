@@ -144,6 +144,5 @@ def run(ctx: Context) -> Program:
 
 
 AGENT = Agent(NAME, "ReMemR1", LIMITS, TEMPLATES, run,
-              cost="treeagent.plan:cost_rememr1",  # its call pattern, for plans
               thinking=Thinking(),  # Qwen2.5 base
               paper_model="ReMemR1-7B")
