@@ -5,6 +5,7 @@ validation, reports and the runner; installed packages add theirs by entry point
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -373,3 +374,25 @@ def test_plan_reads_the_cost_model_from_the_agent_record(toys):
     assert plan.cost_model("infmem") is plan.cost_infmem
     with pytest.raises(ValueError, match="no cost model for agent 'toyagent'"):
         plan.cost_model("toyagent")
+
+
+@pytest.mark.parametrize("text, fmt", [
+    ('\ufeff  {"a": 1}', "json"), ("[1, 2]", "json"), ("<!DOCTYPE html><p>x</p>", "html"),
+    ("<div>x</div>", "html"), ("const a = {b: 1};", "javascript"),
+    ("module.exports = {}", "javascript"), ("a: 1\nb: [2]", "yaml"), ("plain words", "yaml"),
+])
+def test_content_detection_reads_each_formats_record(text, fmt):
+    """Without a known extension the format comes from the content beginnings each
+    format's record declares (``Format.starts``); the longest match wins."""
+    assert formats.detect("input.txt", text) == fmt
+
+
+def test_a_registered_format_is_detected_by_its_content(toys):
+    toy = dataclasses.replace(TOY_FORMAT, name="toycontent", title="ToyContent",
+                              extensions=(), starts=("%toy",))
+    registry.FORMATS.register(toy)
+    try:
+        assert formats.detect("input.txt", "%TOY 1\n") == "toycontent"
+        assert formats.detect("input.txt", "a: 1") == "yaml"
+    finally:
+        registry.FORMATS.unregister("toycontent")

@@ -79,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
         return text
     if args.budget < 1:
         return _fail("--budget: must be a positive number of tokens")
-    fmt = args.format or formats.detect(Path(args.file), text)
+    try:
+        fmt = args.format or formats.detect(Path(args.file), text)
+    except ValueError as exc:
+        return _fail(str(exc))
     try:
         tree = formats.parse(text, fmt)
     except ParseError as exc:

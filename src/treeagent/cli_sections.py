@@ -68,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.budget < 1:
         return _fail("--budget: must be a positive number of tokens")
-    fmt = args.format or formats.detect(path, text)
+    try:
+        fmt = args.format or formats.detect(path, text)
+    except ValueError as exc:
+        return _fail(str(exc))
     try:
         tokenizer = tokens.load(args.tokenizer)
     except tokens.TokenizerError as exc:

@@ -26,13 +26,16 @@ class Format:
 
     ``parse(text) -> Tree`` raises :class:`treeagent.tree.ParseError` on bad input;
     ``safe_cut(text, pos)`` says whether SplitText may cut a divisible leaf at ``pos``;
-    ``extensions`` (lower case, with the dot) select it in :func:`detect`."""
+    ``extensions`` (lower case, with the dot) select it in :func:`detect`, else
+    ``starts``: lower-case beginnings of the content (after a BOM and blank space); the
+    longest that matches wins, so ``""`` (YAML's) is the fallback."""
 
     name: str
     title: str
     extensions: tuple[str, ...]
     parse: Callable[[str], Tree]
     safe_cut: Callable[[str, int], bool]
+    starts: tuple[str, ...] = ()
 
 
 def _module(fmt: str) -> Format:
@@ -46,13 +49,14 @@ def detect(path: str | Path, text: str) -> str:
         if ext in record.extensions:
             return record.name
     head = text.lstrip("\ufeff \t\r\n")[:512].lower()
-    if head.startswith(("{", "[")):
-        return "json"
-    if head.startswith(("<!doctype", "<html", "<")):
-        return "html"
-    if head.startswith(("const ", "let ", "var ", "export ", "module.exports")):
-        return "javascript"
-    return "yaml"
+    best: tuple[int, str] | None = None
+    for record in registry.FORMATS:
+        for start in record.starts:
+            if head.startswith(start) and (best is None or len(start) > best[0]):
+                best = (len(start), record.name)
+    if best is None:
+        raise ValueError(f"{path}: format not recognised (no registered format claims it)")
+    return best[1]
 
 
 #: Default cap on an input document's size (``sections --max-input-mb``).

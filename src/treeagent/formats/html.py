@@ -402,4 +402,5 @@ def safe_cut(text: str, pos: int) -> bool:
     return m is None or m.end() <= pos
 
 
-FORMAT = Format("html", "HTML", (".html", ".htm", ".xhtml"), parse, safe_cut)
+FORMAT = Format("html", "HTML", (".html", ".htm", ".xhtml"), parse, safe_cut,
+                starts=("<",))

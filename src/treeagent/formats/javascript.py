@@ -337,4 +337,5 @@ def safe_cut(text: str, pos: int) -> bool:
                 and 0xDC00 <= _unit_after(text, pos) <= 0xDFFF)
 
 
-FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"), parse, safe_cut)
+FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"), parse, safe_cut,
+                starts=("const ", "let ", "var ", "export ", "module.exports"))

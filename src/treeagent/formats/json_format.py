@@ -184,4 +184,5 @@ def safe_cut(text: str, pos: int) -> bool:
     return True
 
 
-FORMAT = Format("json", "JSON", (".json", ".geojson", ".jsonl"), parse, safe_cut)
+FORMAT = Format("json", "JSON", (".json", ".geojson", ".jsonl"), parse, safe_cut,
+                starts=("{", "["))

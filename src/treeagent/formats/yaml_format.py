@@ -556,4 +556,5 @@ def safe_cut(text: str, pos: int) -> bool:
     return True
 
 
-FORMAT = Format("yaml", "YAML", (".yaml", ".yml"), parse, safe_cut)
+FORMAT = Format("yaml", "YAML", (".yaml", ".yml"), parse, safe_cut,
+                starts=("",))  # any other text: YAML reads plain text as a scalar
