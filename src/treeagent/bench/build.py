@@ -94,7 +94,7 @@ def _keys(unit: Unit, piece: str) -> frozenset[str]:
     """What may occur once per context: record descriptions and ids, JS binding names."""
     keys = {"d:" + tasks.norm(r.description) for r in unit.records if r.description}
     keys |= {"r:" + r.id for r in unit.records}
-    if unit.format == "javascript" and (name := contexts.js_binding(piece)):
+    if name := contexts.hooks(unit.format).binding(piece):
         keys.add("n:" + name)
     return frozenset(keys)
 

@@ -1,6 +1,7 @@
 """Contexts in native syntax filled to a length bucket with distractor units (4.1, B.1).
 
-Composition (each context is one valid document of its format):
+Composition (each context is one valid document of its format; the frame and the piece
+are hooks of the format's bench module, :class:`treeagent.bench.model.BenchFormat`):
 
 * JSON: an ordered list of responses, ``[\\n`` + units joined by ``,\\n`` + ``\\n]``;
 * HTML: one page whose ``<body>`` holds each unit in its own ``<section>`` element;
@@ -27,13 +28,13 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from treeagent import tokens as _tokens
+from treeagent.bench.model import BenchFormat
 
 BUCKETS: dict[str, int] = {
     f"{n // 1024}K" if n < 1 << 20 else "1M": n for n in (8192 << k for k in range(8))
@@ -44,14 +45,6 @@ DEMO_BUCKETS: dict[str, int] = {"demo-2K": 2048, "demo-4K": 4096}
 ALL_BUCKETS = {**DEMO_BUCKETS, **BUCKETS}
 DEFAULT_TOKENIZERS = ("qwen3", "qwen2.5")
 DEFAULT_TOLERANCE = 0.05
-
-# an IdentifierName: Unicode letters, $, _ and \uXXXX / \u{X...} escapes (`var \u0061`)
-_JS_ESC = r"\\u(?:[0-9a-fA-F]{4}|\{[0-9a-fA-F]+\})"
-_JS_IDENT = rf"(?:[^\W\d]|\$|{_JS_ESC})(?:[\w$\u200c\u200d]|{_JS_ESC})*"
-_JS_NAME = re.compile(rf"(?:export\s+)?(?:const|let|var)\s+({_JS_IDENT})|"
-                      rf"(module\.exports)\b|export\s+(default)\b|exports\.({_JS_IDENT})")
-_HTML_BODY = re.compile(r"<body\b[^>]*>(.*)</body\s*>", re.S | re.I)
-
 
 def bucket_label(length: int) -> str:
     for label, n in ALL_BUCKETS.items():
@@ -74,66 +67,21 @@ def parse_bucket(text: str) -> int:
 # ------------------------------------------------------------------ composition
 
 
+def hooks(fmt: str) -> BenchFormat:
+    """The format's benchmark hooks (its bench module's ``BENCH``)."""
+    from treeagent.bench.sources.registry import BENCH
+
+    return BENCH.get(fmt)
+
+
 def piece(fmt: str, text: str) -> str:
     """The unit's text as it is placed inside a composed context (module docstring)."""
-    if fmt == "json":
-        return text.strip()
-    if fmt == "html":
-        m = _HTML_BODY.search(text)
-        return (m.group(1) if m else text).strip()
-    if fmt == "yaml":
-        lines = text.splitlines(keepends=True)
-        while lines and (lines[0].startswith(("%", "#")) or not lines[0].strip()):
-            lines.pop(0)
-        if lines and lines[0].rstrip() == "---":
-            lines.pop(0)
-        elif lines and lines[0].startswith("--- "):
-            lines[0] = lines[0][4:]
-        while lines and lines[-1].strip() in ("", "..."):
-            lines.pop()
-        body = "".join(lines)
-        return body if body.endswith("\n") else body + "\n"
-    if fmt == "javascript":
-        body = text.strip()
-        return body if js_binding(body) else body.rstrip(";").rstrip()
-    raise ValueError(f"unknown format {fmt!r}")
-
-
-def js_binding(piece_text: str) -> str:
-    """The binding name a JS statement piece declares ("" for a bare literal)."""
-    m = _JS_NAME.match(piece_text)
-    return next((g for g in m.groups() if g), "") if m else ""
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """How pieces become one document: ``head + wrap(p0) + sep + wrap(p1) ... + tail``."""
-
-    head: str
-    sep: str
-    tail: str
-    before: str = ""
-    after: str = ""
-
-    def wrap(self, p: str, i: int) -> str:
-        if self.before.startswith("const") and js_binding(p):
-            return p  # a JS binding statement stays as written
-        return self.before.replace("{i}", f"{i + 1:04d}") + p + self.after
-
-
-FRAMES: dict[str, Frame] = {
-    "json": Frame("[\n", ",\n", "\n]\n"),
-    "html": Frame('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
-                  "<title>Collected records</title>\n</head>\n<body>\n", "\n",
-                  "\n</body>\n</html>\n", "<section>", "</section>"),
-    "yaml": Frame("", "", "", "---\n"),
-    "javascript": Frame("", "\n", "\n", "const entry_{i} = ", ";"),
-}
+    return hooks(fmt).piece(text)
 
 
 def compose(fmt: str, pieces: Sequence[str]) -> str:
     """One document of ``fmt`` holding ``pieces`` in order (module docstring)."""
-    f = FRAMES[fmt]
+    f = hooks(fmt).frame
     return f.head + f.sep.join(f.wrap(p, i) for i, p in enumerate(pieces)) + f.tail
 
 
@@ -241,14 +189,14 @@ class Pool:
 def make_pool(fmt: str, ids: Sequence[str], pieces: Sequence[str],
               keys: Sequence[frozenset[str]], counter: Counter) -> Pool:
     """Count each distinct piece once per tokenizer; add its wrapper and separator cost."""
-    f = FRAMES[fmt]
+    h = hooks(fmt)
+    f = h.frame
     bare = counter.many(pieces)
-    probe = "{}" if fmt in ("json", "javascript") else "x: 1\n" if fmt == "yaml" else "<p>x</p>"
-    base = counter.many([probe, f.wrap(probe, 0) + f.sep, probe + f.sep])
+    base = counter.many([h.probe, f.wrap(h.probe, 0) + f.sep, h.probe + f.sep])
     wrapped, plain = base[1] - base[0], base[2] - base[0]
     extra = np.zeros((len(pieces), len(counter.names)), dtype=np.int64)
     for i, p in enumerate(pieces):
-        extra[i] = plain if fmt == "javascript" and js_binding(p) else wrapped
+        extra[i] = plain if f.keep is not None and f.keep(p) else wrapped
     overhead = counter.many([f.head + f.tail])[0] - counter.many([f.sep])[0]
     return Pool(fmt, list(ids), list(pieces), bare + extra, list(keys), overhead)
 

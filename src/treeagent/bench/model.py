@@ -7,6 +7,7 @@ each holding the :class:`Record` objects a question may be asked about.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,3 +87,60 @@ class Example:
     tokens: dict[str, int]
     context: str
     content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """How unit pieces become one document of a format (4.1):
+    ``head + wrap(p0) + sep + wrap(p1) ... + tail``; a piece ``keep`` accepts is placed as
+    written (a JavaScript statement that declares its own binding)."""
+
+    head: str
+    sep: str
+    tail: str
+    before: str = ""
+    after: str = ""
+    keep: Callable[[str], bool] | None = None
+
+    def wrap(self, p: str, i: int) -> str:
+        if self.keep is not None and self.keep(p):
+            return p
+        return self.before.replace("{i}", f"{i + 1:04d}") + p + self.after
+
+
+def _no_binding(piece: str) -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class BenchFormat:
+    """A format's benchmark hooks, declared once in its bench module
+    (``treeagent/bench/sources/<format>_records.py``, ``BENCH = BenchFormat(...)``) and
+    collected in :data:`treeagent.bench.sources.registry.BENCH` (issue 19):
+
+    * ``records(source, text, unit_id, on_drop)``: the records of one unit, read from its
+      native text alone (construction, and validation's re-extraction);
+    * ``piece(text)``: the unit's text as a composed context holds it; ``frame`` how
+      pieces are composed (:class:`Frame`); ``probe``: a minimal piece (wrapper costs);
+      ``unit_pieces(context)``: the composed context split back into its pieces
+      (validation; raises ``ValueError``/``ParseError``);
+    * ``check_raw(text)``: why an acquired payload is unusable, or None (the raw gate);
+    * ``binding(piece)``: a name the piece declares that may occur once per context
+      (JavaScript bindings), "" otherwise.
+    """
+
+    name: str
+    records: Callable[..., list[Record]]
+    piece: Callable[[str], str]
+    frame: Frame
+    probe: str
+    unit_pieces: Callable[[str], list[str]]
+    check_raw: Callable[[str], str | None]
+    binding: Callable[[str], str] = _no_binding
+
+    @property
+    def title(self) -> str:
+        from treeagent import registry
+
+        return registry.FORMATS.get(self.name).title
+

@@ -22,16 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from treeagent import formats
-from treeagent.bench import independent, tasks
+from treeagent.bench import contexts, independent, tasks
 from treeagent.bench.model import Record
-from treeagent.formats import javascript
 
 Extractor = Callable[[str, str, str], list[Record]]
 CHECKS = ("parse", "units", "length", "answer", "unique", "scope", "sources", "question",
@@ -42,7 +39,6 @@ SPEC_OPS = {
     "conditional_count": "count", "most_frequent": "most_frequent",
     "numeric_extremum": "extremum",
 }
-_JS_WRAP = re.compile(r"\Aconst entry_\d{4} = ")
 
 
 class Invalid(ValueError):
@@ -61,49 +57,13 @@ def sha256(text: str) -> str:
 
 
 def unit_pieces(fmt: str, text: str) -> list[str]:
-    """Re-parse a composed context and return the visible text of each unit in order.
+    """Re-parse a composed context and return the visible text of each unit in order
+    (the format's ``unit_pieces`` hook, :class:`treeagent.bench.model.BenchFormat`).
 
     Raises ``treeagent.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
     that is not a composition of units: wrong root, stray content).
     """
-    if fmt == "javascript":  # the values are re-checked unit by unit (check_context)
-        out = []
-        for start, end in javascript.binding_spans(text):
-            src = text[start:end]  # a wrapped bare literal, or the unit's own statement
-            m = _JS_WRAP.match(src)
-            out.append(src[m.end():-1] if m and src.endswith(";") else src)
-        return out
-    tree = formats.parse(text, fmt)
-    root = tree.root
-    if fmt == "json":
-        if root.kind != "array":
-            raise ValueError("context is not a JSON list of responses")
-        return [text[c.start:c.end] for c in root.children]
-    if fmt == "yaml":
-        docs = root.children if root.kind == "stream" else [root]
-        starts = [d.start for d in docs] + [len(text)]
-        out = []
-        for a, b in zip(starts, starts[1:]):
-            if not text.startswith("---\n", a):
-                raise ValueError("a YAML document does not start with ---")
-            out.append(text[a + 4:b])
-        return out
-    if fmt == "html":
-        body = [n for n in tree.nodes if n.kind == "element" and n.label == "body"]
-        if len(body) != 1:
-            raise ValueError("context page has no single <body>")
-        out = []
-        for c in body[0].children:
-            src = text[c.start:c.end]
-            if c.kind == "text" and not src.strip():
-                continue
-            if c.kind != "element" or c.label != "section":
-                raise ValueError(f"stray {c.kind} in <body>")
-            if not (src.startswith("<section>") and src.endswith("</section>")):
-                raise ValueError("a unit's <section> is not closed")
-            out.append(src[len("<section>"):-len("</section>")])
-        return out
-    raise ValueError(f"unknown format {fmt!r}")
+    return contexts.hooks(fmt).unit_pieces(text)
 
 
 # ------------------------------------------------------------------ execution

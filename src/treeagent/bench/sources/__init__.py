@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from treeagent.bench.model import Record, Unit
-from treeagent.bench.sources import html_records, js_records, json_records, yaml_records
+from treeagent.bench.sources import html_records, js_records
 from treeagent.bench.sources.acquiring import acquire
 from treeagent.bench.sources.raw import decode, read_manifest
 from treeagent.bench.sources.registry import (
+    BENCH,
     FORMATS,
     JS_REPOS,
     MODES,
@@ -41,15 +42,9 @@ def records_from_text(format: str, source: str, text: str, *, unit_id: str = "",
     ``unit_id`` prefixes record ids as in :func:`units`; ``on_drop(path, reason)`` hears
     of entities left out for want of a unique visible description.
     """
-    if format == "json":
-        return json_records.records(source, text, unit_id, on_drop)
-    if format == "yaml":
-        return yaml_records.records(text, unit_id, on_drop)
-    if format == "html":
-        return html_records.records(text, unit_id, on_drop)
-    if format == "javascript":
-        return js_records.records(text, unit_id, on_drop)
-    raise ValueError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+    if format not in BENCH:
+        raise ValueError(f"unknown format {format!r} (choose from {', '.join(BENCH.names)})")
+    return BENCH.get(format).records(source, text, unit_id, on_drop)
 
 
 def _entries(fmt: str, raw_dir: str | Path, sources: Iterable[str] | None) -> list[dict]:

@@ -10,8 +10,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from treeagent.bench.model import Record, Scalar
-from treeagent.bench.sources.common import MAX_VALUE_CHARS, humanize, name_fields, namelike, visible
+from treeagent.bench.model import BenchFormat, Frame, Record, Scalar
+from treeagent.bench.sources.common import (
+    MAX_VALUE_CHARS,
+    humanize,
+    name_fields,
+    namelike,
+    parsed_or_reason,
+    visible,
+)
 from treeagent.formats import html as html_format
 from treeagent.tree import Node, Tree
 
@@ -365,3 +372,51 @@ def records(text: str, unit_id: str = "",
     tree = html_format.parse(text)
     root = next((c for c in tree.root.children if c.kind == "element"), None)
     return node_records(tree, root, unit_id, text, on_drop) if root is not None else []
+
+
+# ------------------------------------------------------------------ bench hooks (4.1, B.1)
+
+_BODY = re.compile(r"<body\b[^>]*>(.*)</body\s*>", re.S | re.I)
+_SECTION = ("<section>", "</section>")
+
+
+def piece(text: str) -> str:
+    """A unit as a composed context holds it: the inside of its page's ``<body>`` (the
+    whole text where it has none), trimmed."""
+    m = _BODY.search(text)
+    return (m.group(1) if m else text).strip()
+
+
+def unit_pieces(context: str) -> list[str]:
+    """The units of a composed page: the inside of each ``<section>`` of its body."""
+    tree = html_format.parse(context)
+    body = [n for n in tree.nodes if n.kind == "element" and n.label == "body"]
+    if len(body) != 1:
+        raise ValueError("context page has no single <body>")
+    out = []
+    for c in body[0].children:
+        src = context[c.start:c.end]
+        if c.kind == "text" and not src.strip():
+            continue
+        if c.kind != "element" or c.label != "section":
+            raise ValueError(f"stray {c.kind} in <body>")
+        if not (src.startswith(_SECTION[0]) and src.endswith(_SECTION[1])):
+            raise ValueError("a unit's <section> is not closed")
+        out.append(src[len(_SECTION[0]):-len(_SECTION[1])])
+    return out
+
+
+def check_raw(text: str) -> str | None:
+    """Why an HTML payload is unusable (NUL bytes, no element at all), or None."""
+    tree, why = parsed_or_reason("html", text)
+    if why:
+        return why
+    return None if any(n.kind == "element" for n in tree.nodes) else "no HTML element"
+
+
+BENCH = BenchFormat(
+    "html", lambda source, text, unit_id="", on_drop=None: records(text, unit_id, on_drop),
+    piece, Frame('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
+                 "<title>Collected records</title>\n</head>\n<body>\n", "\n",
+                 "\n</body>\n</html>\n", *_SECTION),
+    "<p>x</p>", unit_pieces, check_raw)

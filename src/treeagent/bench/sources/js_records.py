@@ -8,11 +8,12 @@ description ("ambiguous records")."""
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from treeagent.bench.model import Record
+from treeagent.bench.model import BenchFormat, Frame, Record
 from treeagent.bench.sources.common import (
     flatten,
     humanize,
@@ -25,7 +26,7 @@ from treeagent.bench.sources.common import (
     visible,
 )
 from treeagent.formats import javascript as js
-from treeagent.formats.js_syntax import syntax_root
+from treeagent.formats.js_syntax import first_syntax_error, syntax_root
 from treeagent.tree import ParseError, index_step, key_step
 
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
@@ -271,3 +272,53 @@ def records(text: str, unit_id: str = "",
     """Records of a unit text (one initializer) read again on its own."""
     name, value = unit_value(text)
     return value_records(name, value, text, unit_id, on_drop)
+
+
+# ------------------------------------------------------------------ bench hooks (4.1, B.1)
+
+# an IdentifierName: Unicode letters, $, _ and \uXXXX / \u{X...} escapes (`var \u0061`)
+_ESC = r"\\u(?:[0-9a-fA-F]{4}|\{[0-9a-fA-F]+\})"
+_IDENT = rf"(?:[^\W\d]|\$|{_ESC})(?:[\w$\u200c\u200d]|{_ESC})*"
+_NAME = re.compile(rf"(?:export\s+)?(?:const|let|var)\s+({_IDENT})|"
+                   rf"(module\.exports)\b|export\s+(default)\b|exports\.({_IDENT})")
+_WRAP = re.compile(r"\Aconst entry_\d{4} = ")
+
+
+def binding(piece_text: str) -> str:
+    """The binding name a JS statement piece declares ("" for a bare literal)."""
+    m = _NAME.match(piece_text)
+    return next((g for g in m.groups() if g), "") if m else ""
+
+
+def piece(text: str) -> str:
+    """A unit as a composed context holds it: its own statement, or the bare literal
+    without a trailing semicolon (the frame binds it to ``entry_NNNN``)."""
+    body = text.strip()
+    return body if binding(body) else body.rstrip(";").rstrip()
+
+
+def unit_pieces(context: str) -> list[str]:
+    """The units of a composed script, one per binding (the frame's wrapper removed)."""
+    out = []
+    for start, end in js.binding_spans(context):
+        src = context[start:end]  # a wrapped bare literal, or the unit's own statement
+        m = _WRAP.match(src)
+        out.append(src[m.end():-1] if m and src.endswith(";") else src)
+    return out
+
+
+def check_raw(text: str) -> str | None:
+    """'line:col: syntax error' of the first tree-sitter ERROR/MISSING node, or None
+    (JavaScript is parsed, never run; NUL bytes are valid in its strings)."""
+    n = first_syntax_error(syntax_root(text.encode("utf-8", "surrogatepass")))
+    if n is None:
+        return None
+    row, col = n.start_point
+    what = f"missing {n.type!r}" if n.is_missing else "syntax error"
+    return f"{row + 1}:{col + 1}: {what}"
+
+
+BENCH = BenchFormat(
+    "javascript", lambda source, text, unit_id="", on_drop=None: records(text, unit_id, on_drop),
+    piece, Frame("", "\n", "\n", "const entry_{i} = ", ";", keep=lambda p: bool(binding(p))),
+    "{}", unit_pieces, check_raw, binding)

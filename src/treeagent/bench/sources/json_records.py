@@ -8,16 +8,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from treeagent.bench.model import Record, Scalar
+from treeagent.bench.model import BenchFormat, Frame, Record, Scalar
 from treeagent.bench.sources.common import (
     flatten,
     get_path,
     humanize,
     key,
     make_records,
+    parsed_or_reason,
     pattern,
     scalar,
 )
+from treeagent.formats import parse as parse_format
 
 Entity = tuple[str, Any]  # (JSON path inside the unit, entity value)
 Keys = dict[str, tuple[Any, ...]]  # field name -> key path inside the entity
@@ -213,3 +215,28 @@ def _guard(source: str, path: str) -> tuple[Any, ...]:
     if source == "clinicaltrials":
         return (("@has", "protocolSection"),)
     return (("@lacks", "results"),)
+
+
+# ------------------------------------------------------------------ bench hooks (4.1, B.1)
+
+
+def piece(text: str) -> str:
+    """A response as a composed context holds it: its JSON text, trimmed."""
+    return text.strip()
+
+
+def unit_pieces(context: str) -> list[str]:
+    """The responses of a composed context (a JSON list of them), as written."""
+    root = parse_format(context, "json").root
+    if root.kind != "array":
+        raise ValueError("context is not a JSON list of responses")
+    return [context[c.start:c.end] for c in root.children]
+
+
+def check_raw(text: str) -> str | None:
+    """Why a JSON payload is unusable (NUL bytes, syntax, nesting), or None."""
+    return parsed_or_reason("json", text)[1]
+
+
+BENCH = BenchFormat("json", records, piece, Frame("[\n", ",\n", "\n]\n"), "{}", unit_pieces,
+                    check_raw)

@@ -13,11 +13,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from treeagent.bench.sources import yaml_records
-from treeagent.formats import parse as parse_format
-from treeagent.formats.js_syntax import first_syntax_error, syntax_root
-from treeagent.tree import ParseError
-
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine"
 _CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
@@ -44,46 +39,16 @@ def decode(fmt: str, data: bytes) -> str:
     return data.decode("latin-1")
 
 
-def js_syntax_error(text: str) -> str | None:
-    """'line:col: syntax error' of the first tree-sitter ERROR/MISSING node, or None."""
-    n = first_syntax_error(syntax_root(text.encode("utf-8", "surrogatepass")))
-    if n is None:
-        return None
-    row, col = n.start_point
-    what = f"missing {n.type!r}" if n.is_missing else "syntax error"
-    return f"{row + 1}:{col + 1}: {what}"
-
-
 def check(fmt: str, data: bytes) -> str | None:
-    """Why a payload is malformed (quarantine reason), or None when it is usable."""
+    """Why a payload is malformed (quarantine reason), or None when it is usable: not
+    decodable, else the format's ``check_raw`` hook (:class:`treeagent.bench.model.BenchFormat`)."""
+    from treeagent.bench.sources.registry import BENCH
+
     try:
         text = decode(fmt, data)
     except ValueError as exc:
         return str(exc)
-    if "\0" in text and fmt != "javascript":
-        return f"binary content (NUL at offset {text.index(chr(0))})"
-    if fmt == "javascript":
-        return js_syntax_error(text)
-    try:
-        tree = parse_format(text, fmt)
-    except ParseError as exc:
-        return str(exc)
-    except RecursionError:
-        return "1:1: nesting too deep"
-    if fmt == "yaml" and any(n.kind == "alias" for n in tree.nodes):
-        try:
-            yaml_records.load(text)  # alias bombs and recursive aliases
-        except yaml_records.AliasBudgetError as exc:
-            return str(exc)
-    if fmt == "html" and not any(n.kind == "element" for n in tree.nodes):
-        return "no HTML element"
-    if fmt == "yaml":
-        top = {c.label: c.kind for c in tree.root.children} if tree.root.kind == "mapping" else {}
-        if not ({"openapi", "swagger"} & set(top)):
-            return "$: not an OpenAPI/Swagger document (no 'openapi' or 'swagger' key)"
-        if top.get("paths") != "mapping":
-            return "$.paths: missing or not a mapping"
-    return None
+    return BENCH.get(fmt).check_raw(text)
 
 
 class RawWriter:

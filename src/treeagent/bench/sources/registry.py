@@ -24,8 +24,10 @@ from typing import NamedTuple
 
 from treeagent.config import MODES  # declared once, with the parameter that picks one
 from treeagent.registry import FORMATS as _FORMAT_RECORDS
+from treeagent.registry import Registry
 
-__all__ = ["FORMATS", "JS_REPOS", "MODES", "SOURCES", "Kind", "Source", "get", "sources_of"]
+__all__ = ["BENCH", "FORMATS", "JS_REPOS", "MODES", "SOURCES", "Kind", "Source", "get",
+           "sources_of"]
 
 
 class Kind(NamedTuple):
@@ -498,6 +500,16 @@ SOURCES: dict[tuple[str, str], Source] = {
 
 FORMATS = _FORMAT_RECORDS.builtin_names
 """The formats with sources: the paper's four (a live view of :mod:`treeagent.registry`)."""
+
+BENCH: Registry = Registry("bench format", {
+    "json": "treeagent.bench.sources.json_records:BENCH",
+    "html": "treeagent.bench.sources.html_records:BENCH",
+    "yaml": "treeagent.bench.sources.yaml_records:BENCH",
+    "javascript": "treeagent.bench.sources.js_records:BENCH",
+}, group="treeagent.bench")
+"""Each format's benchmark hooks (:class:`treeagent.bench.model.BenchFormat`: record
+extraction, context framing, raw checks), declared in its bench module; a plug-in format
+adds its own through the entry point group ``treeagent.bench``."""
 
 
 def sources_of(fmt: str, names: list[str] | tuple[str, ...] | None = None) -> list[Source]:

@@ -12,8 +12,9 @@ from typing import Any
 
 import yaml
 
-from treeagent.bench.model import Record, Scalar
-from treeagent.bench.sources.common import flatten, scalar, visible
+from treeagent.bench.model import BenchFormat, Frame, Record, Scalar
+from treeagent.bench.sources.common import flatten, parsed_or_reason, scalar, visible
+from treeagent.formats import parse as parse_format
 from treeagent.tree import key_step
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -239,3 +240,59 @@ def _params(out: list[Record], unit_id: str, text: str, label: str, desc: str, o
                         if named else "", fields, ppath,
                         SELECT[kind], keys,
                         anchor=((("name",), name), (("in",), loc), *above) if named else ()))
+
+
+# ------------------------------------------------------------------ bench hooks (4.1, B.1)
+
+
+def piece(text: str) -> str:
+    """An OpenAPI document as a composed context holds it: its body without directives,
+    leading comments, its own ``---`` and trailing ``...``, ending in a newline."""
+    lines = text.splitlines(keepends=True)
+    while lines and (lines[0].startswith(("%", "#")) or not lines[0].strip()):
+        lines.pop(0)
+    if lines and lines[0].rstrip() == "---":
+        lines.pop(0)
+    elif lines and lines[0].startswith("--- "):
+        lines[0] = lines[0][4:]
+    while lines and lines[-1].strip() in ("", "..."):
+        lines.pop()
+    body = "".join(lines)
+    return body if body.endswith("\n") else body + "\n"
+
+
+def unit_pieces(context: str) -> list[str]:
+    """The documents of a composed context (a YAML stream, each after ``---``)."""
+    root = parse_format(context, "yaml").root
+    docs = root.children if root.kind == "stream" else [root]
+    starts = [d.start for d in docs] + [len(context)]
+    out = []
+    for a, b in zip(starts, starts[1:]):
+        if not context.startswith("---\n", a):
+            raise ValueError("a YAML document does not start with ---")
+        out.append(context[a + 4:b])
+    return out
+
+
+def check_raw(text: str) -> str | None:
+    """Why a YAML payload is unusable (NUL bytes, syntax, alias bombs, not an OpenAPI or
+    Swagger document, no ``paths`` mapping), or None."""
+    tree, why = parsed_or_reason("yaml", text)
+    if why:
+        return why
+    if any(n.kind == "alias" for n in tree.nodes):
+        try:
+            load(text)  # alias bombs and recursive aliases
+        except AliasBudgetError as exc:
+            return str(exc)
+    top = {c.label: c.kind for c in tree.root.children} if tree.root.kind == "mapping" else {}
+    if not ({"openapi", "swagger"} & set(top)):
+        return "$: not an OpenAPI/Swagger document (no 'openapi' or 'swagger' key)"
+    if top.get("paths") != "mapping":
+        return "$.paths: missing or not a mapping"
+    return None
+
+
+BENCH = BenchFormat("yaml", lambda source, text, unit_id="", on_drop=None:
+                    records(text, unit_id, on_drop),
+                    piece, Frame("", "", "", "---\n"), "x: 1\n", unit_pieces, check_raw)
