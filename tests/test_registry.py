@@ -396,3 +396,29 @@ def test_a_registered_format_is_detected_by_its_content(toys):
         assert formats.detect("input.txt", "a: 1") == "yaml"
     finally:
         registry.FORMATS.unregister("toycontent")
+
+
+def test_a_format_brings_its_bench_hooks_in_one_record(toys):
+    """A new format's benchmark side is one record (issue 19.1): once registered, record
+    extraction, context framing, the split back into pieces and the raw check use it."""
+    from treeagent.bench import contexts, validate
+    from treeagent.bench.sources import raw, records_from_text
+    from treeagent.bench.sources.json_records import BENCH as JSON_BENCH
+    from treeagent.bench.sources.registry import BENCH
+
+    with pytest.raises(ValueError, match="unknown format 'toyfmt'"):
+        records_from_text("toyfmt", "usgs", "{}")
+    BENCH.register(dataclasses.replace(JSON_BENCH, name="toyfmt"))
+    try:
+        assert BENCH.get("toyfmt").title == "ToyFormat"  # the format's own title
+        text = contexts.compose("toyfmt", ['{"a": 1}', '{"b": 2}'])
+        assert text == '[\n{"a": 1},\n{"b": 2}\n]\n'
+        assert validate.unit_pieces("toyfmt", text) == ['{"a": 1}', '{"b": 2}']
+        assert raw.check("toyfmt", b'{"a": ') is not None and raw.check("toyfmt", b"{}") is None
+        feature = ('{"type": "Feature", "id": "q1", "properties": {"mag": 4.6, '
+                   '"place": "21 km SSW of Pahala"}}')
+        mine = records_from_text("toyfmt", "usgs", feature, unit_id="u")
+        assert [r.fields["magnitude"] for r in mine] == [4.6]
+        assert mine == records_from_text("json", "usgs", feature, unit_id="u")
+    finally:
+        BENCH.unregister("toyfmt")
