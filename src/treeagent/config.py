@@ -32,7 +32,9 @@ MODES = ("live", "mirror", "sample")
 """Where acquisition reads (``acquire.mode``): live APIs behind the network switch, a
 local mirror, or the samples shipped in the package (:mod:`treeagent.bench.sources`)."""
 PAPER_LENGTHS = tuple(8192 << i for i in range(8))  # 8K .. 1M (paper 4.1)
-LENGTHS = (2048, 4096, *PAPER_LENGTHS)  # + the demo buckets (treeagent.bench.contexts)
+DEMO_LENGTHS = (2048, 4096)  # CPU demo buckets, not part of the paper's grid
+LENGTHS = (*DEMO_LENGTHS, *PAPER_LENGTHS)
+"""Every length bucket in tokens, declared once (named by :mod:`treeagent.bench.contexts`)."""
 TOKENIZERS = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
 DEFAULT_PATH = Path("params.yaml")
 SEARCH_RULE = "[C, 2C-1]"

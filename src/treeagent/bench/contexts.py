@@ -35,12 +35,13 @@ import numpy as np
 
 from treeagent import tokens as _tokens
 from treeagent.bench.model import BenchFormat
+from treeagent.config import DEMO_LENGTHS, PAPER_LENGTHS
 
 BUCKETS: dict[str, int] = {
-    f"{n // 1024}K" if n < 1 << 20 else "1M": n for n in (8192 << k for k in range(8))
+    f"{n // 1024}K" if n < 1 << 20 else "1M": n for n in PAPER_LENGTHS
 }
 """The paper's eight length buckets (4.1): 8K ... 1M construction tokens."""
-DEMO_BUCKETS: dict[str, int] = {"demo-2K": 2048, "demo-4K": 4096}
+DEMO_BUCKETS: dict[str, int] = {f"demo-{n // 1024}K": n for n in DEMO_LENGTHS}
 """Short buckets for the CPU demo only (not part of the paper's grid)."""
 ALL_BUCKETS = {**DEMO_BUCKETS, **BUCKETS}
 DEFAULT_TOKENIZERS = ("qwen3", "qwen2.5")
