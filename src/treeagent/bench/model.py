@@ -7,7 +7,7 @@ each holding the :class:`Record` objects a question may be asked about.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +113,27 @@ def _no_binding(piece: str) -> str:
 
 
 @dataclass(frozen=True)
+class UnitFile:
+    """One acquired payload as its bench module cuts it into units (B.1): unit ids start
+    with ``id`` (``<format>/<source>/<file>``), every unit carries ``base`` provenance
+    and ``flags``; ``note(reason, **extra)`` records a rejection of (part of) this file;
+    ``nested``: JavaScript literals nested in a binding are units too."""
+
+    format: str
+    source: str
+    id: str
+    rel: str
+    base: dict[str, Any]
+    flags: tuple[str, ...]
+    note: Callable[..., None]
+    nested: bool = True
+
+    def drop_for(self, unit_id: str) -> Callable[[str, str], None]:
+        """``on_drop(path, reason)`` of a record reader: a record left out of ``unit_id``."""
+        return lambda path, why: self.note(why, unit=unit_id, path=path)
+
+
+@dataclass(frozen=True)
 class BenchFormat:
     """A format's benchmark hooks, declared once in its bench module
     (``treeagent/bench/sources/<format>_records.py``, ``BENCH = BenchFormat(...)``) and
@@ -126,7 +147,9 @@ class BenchFormat:
       (validation; raises ``ValueError``/``ParseError``);
     * ``check_raw(text)``: why an acquired payload is unusable, or None (the raw gate);
     * ``binding(piece)``: a name the piece declares that may occur once per context
-      (JavaScript bindings), "" otherwise.
+      (JavaScript bindings), "" otherwise;
+    * ``file_units(text, file)``: the units of one acquired file (:class:`UnitFile`);
+      None: the whole file is one unit (a JSON response, an OpenAPI document).
     """
 
     name: str
@@ -137,6 +160,7 @@ class BenchFormat:
     unit_pieces: Callable[[str], list[str]]
     check_raw: Callable[[str], str | None]
     binding: Callable[[str], str] = _no_binding
+    file_units: Callable[[str, UnitFile], Iterator[Unit]] | None = None
 
     @property
     def title(self) -> str:

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from treeagent.bench.model import Record, Unit
-from treeagent.bench.sources import html_records, js_records
+from treeagent.bench.model import Record, Unit, UnitFile
 from treeagent.bench.sources.acquiring import acquire
 from treeagent.bench.sources.raw import decode, read_manifest
 from treeagent.bench.sources.registry import (
@@ -88,8 +87,9 @@ def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | 
         base = {"file": entry["file"], "sha256": entry["sha256"],
                 "license": (spec.license if spec else ""), **entry.get("provenance", {})}
         flags = spec.flags if spec else ()
-        for unit in _file_units(format, source, rel, text, base, flags, entry, note,
-                                js_nested):
+        f = UnitFile(format, source, f"{format}/{source}/{rel}", rel, base, flags,
+                     lambda reason, _e=entry, **extra: note(_e, reason, **extra), js_nested)
+        for unit in _file_units(format, text, f):
             digest = hashlib.sha256(unit.text.encode("utf-8", "surrogatepass")).hexdigest()
             if dedupe and digest in seen:
                 note(entry, f"duplicate of {seen[digest]}", unit=unit.id)
@@ -99,58 +99,20 @@ def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | 
             yield unit
 
 
-def _file_units(fmt: str, source: str, rel: str, text: str, base: dict, flags: tuple,
-                entry: dict, note: Any, js_nested: bool = True) -> Iterator[Unit]:
-    uid = f"{fmt}/{source}/{rel}"
-
-    def drop_for(unit_id: str):
-        return lambda path, why: note(entry, why, unit=unit_id, path=path)
-
-    if fmt in ("json", "yaml"):
-        try:
-            recs = records_from_text(fmt, source, text, unit_id=uid, on_drop=drop_for(uid))
-        except Exception as exc:  # noqa: BLE001 (checked at acquire; never crash a build)
-            note(entry, f"unparsable: {exc}")
-            return
-        yield Unit(id=uid, format=fmt, source=source, text=text, records=recs,
-                   provenance=dict(base), flags=flags)
-    elif fmt == "html":
-        n = 0
-        seen: set[tuple] = set()  # pages repeat blocks (e.g. mobile and desktop layouts)
-        for utext, page_path, tree, node in html_records.page_units(text):
-            u = f"{uid}#{page_path}"
-            recs = html_records.node_records(tree, node, u, utext, drop_for(u))
-            if not recs:
-                note(entry, "no records with a unique visible description", unit=u)
-                continue
-            keys = {(r.kind, tuple(r.fields.items())) for r in recs}
-            if keys <= seen:
-                note(entry, "repeats the records of an earlier unit of the page", unit=u)
-                continue
-            seen |= keys
-            n += 1
-            yield Unit(id=u, format=fmt, source=source, text=utext, records=recs,
-                       provenance={**base, "page_path": page_path,
-                                   "line": text.count("\n", 0, node.start) + 1},
-                       flags=flags)
-        if n == 0:
-            note(entry, "no table, list or repeated block with records")
-    else:
-        def reject(name: str, line: int, reason: str) -> None:
-            note(entry, reason, unit=f"{uid}#{name}@L{line}", line=line)
-
-        for cand in js_records.file_candidates(text, reject, nested=js_nested):
-            u = f"{uid}#{cand.local_id}"
-            recs = js_records.value_records(*_js_name(cand), cand.text, u, drop_for(u))
-            yield Unit(id=u, format=fmt, source=source, text=cand.text, records=recs,
-                       provenance={**base, "path": base.get("path", rel), "line": cand.line,
-                                   "binding": cand.name if not cand.col else None},
-                       flags=flags)
-
-
-def _js_name(cand: js_records.Candidate) -> tuple[str, Any]:
-    """The binding name as the unit text shows it ("" when the unit is the bare literal)."""
-    return (cand.name if not cand.text.lstrip().startswith(("{", "[", "(")) else "", cand.value)
+def _file_units(fmt: str, text: str, f: UnitFile) -> Iterator[Unit]:
+    """The units of one file: its bench module's ``file_units``, else the whole file as
+    one unit (its records read from its text)."""
+    hooks = BENCH.get(fmt)
+    if hooks.file_units is not None:
+        yield from hooks.file_units(text, f)
+        return
+    try:
+        recs = hooks.records(f.source, text, f.id, f.drop_for(f.id))
+    except Exception as exc:  # noqa: BLE001 (checked at acquire; never crash a build)
+        f.note(f"unparsable: {exc}")
+        return
+    yield Unit(id=f.id, format=fmt, source=f.source, text=text, records=recs,
+               provenance=dict(f.base), flags=f.flags)
 
 
 def manifest(raw_dir: str | Path = "raw") -> dict[str, Any]:

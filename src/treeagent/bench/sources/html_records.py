@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from treeagent.bench.model import BenchFormat, Frame, Record, Scalar
+from treeagent.bench.model import BenchFormat, Frame, Record, Scalar, Unit, UnitFile
 from treeagent.bench.sources.common import (
     MAX_VALUE_CHARS,
     humanize,
@@ -414,9 +414,35 @@ def check_raw(text: str) -> str | None:
     return None if any(n.kind == "element" for n in tree.nodes) else "no HTML element"
 
 
+def file_units(text: str, f: UnitFile) -> Iterator[Unit]:
+    """The units of one page: its tables, lists and repeated blocks that hold records
+    with a unique visible description, each once (pages repeat blocks, e.g. mobile and
+    desktop layouts)."""
+    n = 0
+    seen: set[tuple] = set()
+    for utext, page_path, tree, node in page_units(text):
+        u = f"{f.id}#{page_path}"
+        recs = node_records(tree, node, u, utext, f.drop_for(u))
+        if not recs:
+            f.note("no records with a unique visible description", unit=u)
+            continue
+        keys = {(r.kind, tuple(r.fields.items())) for r in recs}
+        if keys <= seen:
+            f.note("repeats the records of an earlier unit of the page", unit=u)
+            continue
+        seen |= keys
+        n += 1
+        yield Unit(id=u, format=f.format, source=f.source, text=utext, records=recs,
+                   provenance={**f.base, "page_path": page_path,
+                               "line": text.count("\n", 0, node.start) + 1},
+                   flags=f.flags)
+    if n == 0:
+        f.note("no table, list or repeated block with records")
+
+
 BENCH = BenchFormat(
     "html", lambda source, text, unit_id="", on_drop=None: records(text, unit_id, on_drop),
     piece, Frame('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
                  "<title>Collected records</title>\n</head>\n<body>\n", "\n",
                  "\n</body>\n</html>\n", *_SECTION),
-    "<p>x</p>", unit_pieces, check_raw)
+    "<p>x</p>", unit_pieces, check_raw, file_units=file_units)

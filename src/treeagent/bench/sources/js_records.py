@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from treeagent.bench.model import BenchFormat, Frame, Record
+from treeagent.bench.model import BenchFormat, Frame, Record, Unit, UnitFile
 from treeagent.bench.sources.common import (
     flatten,
     humanize,
@@ -318,7 +318,28 @@ def check_raw(text: str) -> str | None:
     return f"{row + 1}:{col + 1}: {what}"
 
 
+def _shown_name(cand: Candidate) -> tuple[str, Any]:
+    """The binding name as the unit text shows it ("" when the unit is the bare literal)."""
+    return (cand.name if not cand.text.lstrip().startswith(("{", "[", "(")) else "", cand.value)
+
+
+def file_units(text: str, f: UnitFile) -> Iterator[Unit]:
+    """The units of one script: each static initializer (top-level bindings; nested
+    literals too when ``f.nested``), a rejected one noted with its line."""
+
+    def reject(name: str, line: int, reason: str) -> None:
+        f.note(reason, unit=f"{f.id}#{name}@L{line}", line=line)
+
+    for cand in file_candidates(text, reject, nested=f.nested):
+        u = f"{f.id}#{cand.local_id}"
+        recs = value_records(*_shown_name(cand), cand.text, u, f.drop_for(u))
+        yield Unit(id=u, format=f.format, source=f.source, text=cand.text, records=recs,
+                   provenance={**f.base, "path": f.base.get("path", f.rel), "line": cand.line,
+                               "binding": cand.name if not cand.col else None},
+                   flags=f.flags)
+
+
 BENCH = BenchFormat(
     "javascript", lambda source, text, unit_id="", on_drop=None: records(text, unit_id, on_drop),
     piece, Frame("", "\n", "\n", "const entry_{i} = ", ";", keep=lambda p: bool(binding(p))),
-    "{}", unit_pieces, check_raw, binding)
+    "{}", unit_pieces, check_raw, binding, file_units)
