@@ -185,3 +185,79 @@ def test_ties_are_never_asked():
 def test_unknown_task_is_an_error():
     with pytest.raises(ValueError, match="unknown task"):
         tasks.generate("five_fields", [], random.Random(0))
+
+
+# ------------------------------------------------------------------ aggregates: one pass
+
+
+def _aggregates_by_definition(records: list[Record]) -> list[tuple]:
+    """The scope rule of :func:`tasks.aggregates` written out field by field, record by
+    record (quadratic; the spec the one-pass version must keep)."""
+    by_kind: dict[str, list[Record]] = {}
+    kinds_at: dict[tuple, set[str]] = {}
+    for r in records:
+        if r.select and r.counted:
+            by_kind.setdefault(r.kind, []).append(r)
+            kinds_at.setdefault((tasks.source_of(r), r.select), set()).add(r.kind)
+    out = []
+    for kind in sorted(by_kind):
+        recs = by_kind[kind]
+        if any(len(kinds_at[(tasks.source_of(r), r.select)]) > 1 for r in recs):
+            continue
+        names = list(dict.fromkeys(n for r in recs for n in r.fields if tasks.human_field(n)))
+        for name in names:
+            paths = {r.keys.get(name) for r in recs if name in r.fields}
+            if len(paths) != 1 or None in paths:
+                continue
+            path = paths.pop()
+            if tasks.ONLY_ITEM in path:
+                continue
+            default = next((r.defaults[name] for r in recs if name in r.defaults), None)
+            stated, missing, ok = [], 0, True
+            for r in recs:
+                other = {v: k for k, v in r.keys.items()}.get(path)
+                if other is not None and other in r.fields:
+                    stated.append((r.id, r.fields[other]))
+                elif r.opaque:
+                    ok = False
+                    break
+                elif default is not None:
+                    stated.append((r.id, default))
+                else:
+                    missing += 1
+            if ok and stated:
+                out.append((kind, name, path, [r.id for r in recs], stated, missing, default))
+    return out
+
+
+_NAMES = ("depth", "magnitude", "status", "required", "alias")
+_PATHS = (("a",), ("b",), ("c", "d"), ("c", tasks.ONLY_ITEM))
+
+
+@st.composite
+def _scoped_records(draw: st.DrawFn) -> list[Record]:
+    out = []
+    for i in range(draw(st.integers(0, 12))):
+        names = draw(st.lists(st.sampled_from(_NAMES), max_size=4, unique=True))
+        fields = {n: draw(st.sampled_from([1, 2.5, "x", True, None])) for n in names}
+        keys = {n: draw(st.sampled_from(_PATHS)) for n in names
+                if draw(st.booleans()) or n != "alias"}
+        if draw(st.booleans()):  # a key path under another name (same path, other word)
+            keys["alias"] = draw(st.sampled_from(_PATHS))
+        defaults = {"required": False} if draw(st.integers(0, 3)) == 0 else {}
+        out.append(Record(
+            id=f"u{draw(st.integers(0, 2))}#{i}", unit_id=f"json/src{draw(st.integers(0, 1))}/f",
+            kind=draw(st.sampled_from(["event", "station"])), description=f"d{i}",
+            fields=fields, keys=keys, defaults=defaults,
+            select=draw(st.sampled_from([(), ("results",), ("items",)])),
+            opaque=draw(st.integers(0, 5)) == 0, counted=draw(st.integers(0, 6)) > 0))
+    return out
+
+
+@given(_scoped_records())
+@settings(max_examples=300, deadline=None)
+def test_aggregates_in_one_pass_keep_the_scope_rule(records: list[Record]) -> None:
+    got = [(a.kind, a.name, a.path, [r.id for r in a.records],
+            [(r.id, v) for r, v in a.stated], a.missing, a.default)
+           for a in tasks.aggregates(records)]
+    assert got == _aggregates_by_definition(records)

@@ -539,31 +539,48 @@ def aggregates(records: Sequence[Record]) -> list[Aggregate]:
         recs = by_kind[kind]
         if any(len(kinds_at[(source_of(r), r.select)]) > 1 for r in recs):
             continue  # records of another kind sit at the same address: no clear scope
-        names = list(dict.fromkeys(n for r in recs for n in r.fields if human_field(n)))
-        by_path = [{v: k for k, v in r.keys.items()} for r in recs]
-        for name in names:
-            paths = {r.keys.get(name) for r in recs if name in r.fields}
-            if len(paths) != 1 or None in paths:
-                continue
-            path = paths.pop()
-            if ONLY_ITEM in path:
-                continue  # other records may hold several items there
-            default = next((r.defaults[name] for r in recs if name in r.defaults), None)
-            stated: list[tuple[Record, Scalar]] = []
-            missing, ok = 0, True
-            for r, names_at in zip(recs, by_path):
-                other = names_at.get(path)  # the same key path under another name
-                if other is not None and other in r.fields:
-                    stated.append((r, r.fields[other]))
-                elif r.opaque:
-                    ok = False
-                    break
-                elif default is not None:
-                    stated.append((r, default))
-                else:
-                    missing += 1
-            if ok and stated:
-                out.append(Aggregate(kind, name, path, recs, stated, missing, default))
+        out += _kind_aggregates(kind, recs)
+    return out
+
+
+def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
+    """:func:`aggregates` for the records of one kind, in one pass over their fields
+    (a long context holds tens of thousands of records and thousands of field names)."""
+    paths: dict[str, set[Any]] = {}  # name -> key paths it has (None: no key path)
+    default_of: dict[str, Scalar] = {}
+    for r in recs:
+        for n in r.fields:
+            if human_field(n):
+                paths.setdefault(n, set()).add(r.keys.get(n))
+        for n, d in r.defaults.items():
+            default_of.setdefault(n, d)
+    holders: dict[Any, list[tuple[int, Scalar]]] = {}  # key path -> (record, value stated)
+    for i, r in enumerate(recs):
+        at = {v: k for k, v in r.keys.items()}  # the name each key path has here
+        for path, other in at.items():
+            if other in r.fields:
+                holders.setdefault(path, []).append((i, r.fields[other]))
+    opaque = [i for i, r in enumerate(recs) if r.opaque]
+    out = []
+    for name, found in paths.items():
+        if len(found) != 1 or None in found:
+            continue
+        path = next(iter(found))
+        if ONLY_ITEM in path:
+            continue  # other records may hold several items there
+        default = default_of.get(name)
+        have = holders.get(path, [])
+        if opaque and not {i for i, _ in have} >= set(opaque):
+            continue  # an unresolved record may hold the field
+        if default is None:
+            stated = [(recs[i], v) for i, v in have]
+            missing = len(recs) - len(have)
+        else:
+            given = dict(have)
+            stated = [(r, given.get(i, default)) for i, r in enumerate(recs)]
+            missing = 0
+        if stated:
+            out.append(Aggregate(kind, name, path, recs, stated, missing, default))
     return out
 
 

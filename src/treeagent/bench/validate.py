@@ -84,14 +84,16 @@ def _value(rec: Record, name: str) -> Any:
     return rec.fields[name]
 
 
-def _in_scope(spec: Mapping[str, Any], records: Sequence[Record]) -> tasks.Aggregate:
+def _in_scope(spec: Mapping[str, Any], records: Sequence[Record],
+              aggs: Sequence[tasks.Aggregate] | None = None) -> tasks.Aggregate:
     """The values of the asked field over every record of the kind (the construction's
-    scope rule, :func:`treeagent.bench.tasks.aggregates`, on re-extracted records)."""
+    scope rule, :func:`treeagent.bench.tasks.aggregates`, on re-extracted records;
+    ``aggs``: those aggregates already computed for ``records``)."""
     scope = spec.get("scope") or {}
     if scope.get("over") != "context" or scope.get("kind") != spec["kind"]:
         raise Invalid("scope", f"unsupported scope {scope!r}")
     name = spec["where"]["field"] if spec["op"] == "count" else spec["field"]
-    agg = next((a for a in tasks.aggregates(records)
+    agg = next((a for a in (tasks.aggregates(records) if aggs is None else aggs)
                 if a.kind == spec["kind"] and a.name == name), None)
     if agg is None:
         raise Invalid("scope", f"no {spec['kind']} with a {name!r} in the context")
@@ -101,8 +103,10 @@ def _in_scope(spec: Mapping[str, Any], records: Sequence[Record]) -> tasks.Aggre
     return agg
 
 
-def execute(spec: Mapping[str, Any], records: Sequence[Record]) -> tuple[Any, list[Record]]:
-    """Run a reference specification over every visible record (B.1).
+def execute(spec: Mapping[str, Any], records: Sequence[Record],
+            aggs: Sequence[tasks.Aggregate] | None = None) -> tuple[Any, list[Record]]:
+    """Run a reference specification over every visible record (B.1); ``aggs``: the
+    aggregates of ``records`` when the caller keeps them (one context, many questions).
 
     Returns the answer and the supporting records; raises :class:`Invalid` when the
     answer is not unique or the scope is empty/unsupported.
@@ -115,7 +119,7 @@ def execute(spec: Mapping[str, Any], records: Sequence[Record]) -> tuple[Any, li
     if op == "lookup_records":
         recs = [_described(records, d, spec["kind"]) for d in spec["records"]]
         return [_value(r, spec["field"]) for r in recs], recs
-    agg = _in_scope(spec, records)
+    agg = _in_scope(spec, records, aggs)
     stated, scoped = agg.stated, agg.records
     if op == "count":
         where = spec["where"]
@@ -180,6 +184,13 @@ class ContextCheck:
     text: str = ""
     unit_sources: list[str] = field(default_factory=list)
     _reading: Any = None
+    _aggregates: list[tasks.Aggregate] | None = None
+
+    def aggregates(self) -> list[tasks.Aggregate]:
+        """:func:`treeagent.bench.tasks.aggregates` of the records (once per context)."""
+        if self._aggregates is None:
+            self._aggregates = tasks.aggregates(self.records)
+        return self._aggregates
 
     def reading(self) -> independent.Reading:
         """The context as the second reader parses it (once per context)."""
@@ -254,7 +265,7 @@ def check_example(row: Mapping[str, Any], ctx: ContextCheck, tolerance: float) -
     if ctx.errors.get("parse") or ctx.errors.get("units"):
         return res
     try:
-        got, support = execute(spec, ctx.records)
+        got, support = execute(spec, ctx.records, ctx.aggregates())
     except Invalid as exc:
         res[f"check_{exc.check}"] = str(exc)
         support = []
