@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -239,22 +239,24 @@ def _yaml_reader() -> Any:
 
 
 _DOC_START = re.compile(r"^---[ \t]*$\n?", re.M)
-_CACHE: dict[str, Any] = {}
+_CACHE: OrderedDict[str, tuple[int, Any]] = OrderedDict()  # key -> (characters, reading)
 _CACHE_CHARS = [0]
 CACHE_LIMIT = 20_000_000  # characters of unit text whose reading is kept
 
 
 def _cached(kind: str, text: str, read: Any) -> Any:
     """A unit's reading, kept while the texts kept stay under :data:`CACHE_LIMIT`
-    characters: contexts of one grid share most of their units."""
+    characters (least recently used first out): contexts of one grid share most of
+    their units."""
     key = f"{kind}\0{text}"
-    if key in _CACHE:
-        return _CACHE[key]
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit[1]
     value = read(text)
-    if _CACHE_CHARS[0] + len(text) > CACHE_LIMIT:
-        _CACHE.clear()
-        _CACHE_CHARS[0] = 0
-    _CACHE[key] = value
+    while _CACHE and _CACHE_CHARS[0] + len(text) > CACHE_LIMIT:
+        _CACHE_CHARS[0] -= _CACHE.popitem(last=False)[1][0]
+    _CACHE[key] = (len(text), value)
     _CACHE_CHARS[0] += len(text)
     return value
 
