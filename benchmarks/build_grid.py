@@ -52,7 +52,11 @@ def main(argv: list[str] | None = None) -> int:
                          "(spread over formats and tasks) and print how many it confirms")
     ap.add_argument("--no-recount", action="store_true",
                     help="validation trusts construction's full token count of each context")
+    ap.add_argument("--reread-only", action="store_true",
+                    help="build nothing: run the second reader over the tables in --out")
     args = ap.parse_args(argv)
+    if args.reread_only:
+        return _report_second_reader(Path(args.out), args.formats, args.second_reader)
     from treeagent.bench.cli import js_repos_from_args
 
     try:
@@ -114,15 +118,35 @@ def main(argv: list[str] | None = None) -> int:
     if inv["rejections"]:
         print("rejections:", json.dumps(inv["rejections"]))
     print("\n".join(build.quality_lines(inv)))
-    confirmed, sampled, disagree = second_reader(Path(args.out), args.formats, args.second_reader)
-    print(f"\nsecond reader over {sampled} kept examples read back from disk: {confirmed} "
-          f"confirmed" + "".join(f"\n  {i}: {why}" for i, why in disagree[:10]))
-    return 0 if bad == 0 and confirmed == sampled else 1
+    reread = _report_second_reader(Path(args.out), args.formats, args.second_reader)
+    return 0 if bad == 0 and reread == 0 else 1
 
 
-def second_reader(out: Path, formats: list[str], n: int) -> tuple[int, int, list]:
-    """Re-read up to ``n`` kept examples (round robin over format x task) from the
-    written tables with :mod:`treeagent.bench.independent` only."""
+def _report_second_reader(out: Path, formats: list[str], n: int) -> int:
+    """Print the second reader's verdicts per format x length; 1 when any is unconfirmed."""
+    t = time.time()
+    confirmed, sampled, disagree, cells = second_reader(out, formats, n)
+    print(f"\nsecond reader over {sampled} kept examples read back from disk "
+          f"({time.time() - t:.0f} s): {confirmed} confirmed"
+          + "".join(f"\n  {i}: {why}" for i, why in disagree[:10]))
+    for (fmt, bucket), (ok, total) in sorted(cells.items(), key=lambda kv: (
+            kv[0][0], _bucket_tokens(kv[0][1]))):
+        print(f"  {fmt:>10} {bucket:>5}: {ok}/{total}")
+    return 0 if confirmed == sampled else 1
+
+
+def _bucket_tokens(bucket: str) -> int:
+    return int(bucket[:-1]) * (1024 if bucket.endswith("K") else 1024**2)
+
+
+def second_reader(out: Path, formats: list[str], n: int
+                  ) -> tuple[int, int, list, dict[tuple[str, str], tuple[int, int]]]:
+    """Re-read up to ``n`` kept examples from the written tables with
+    :mod:`treeagent.bench.independent` only: round robin over format x task x length
+    (a seeded shuffle within each), each context read once for all its sampled questions.
+    Returns (confirmed, sampled, [(id, why)], {(format, bucket): (confirmed, sampled)})."""
+    import random
+
     import pyarrow.parquet as pq
 
     from treeagent.bench import independent, io
@@ -136,28 +160,38 @@ def second_reader(out: Path, formats: list[str], n: int) -> tuple[int, int, list
         t = pq.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text"])
         units[fmt] = {u: (s, x) for u, s, x in zip(*t.to_pydict().values())}
         for r in io.read_rows(path):
-            rows.setdefault((fmt, r["task"]), []).append(r)
+            rows.setdefault((fmt, r["task"], r["bucket"]), []).append(r)
+    rng = random.Random(0)
+    for key in sorted(rows):
+        rng.shuffle(rows[key])
     picked: list[dict] = []
     while len(picked) < n and any(rows.values()):
         for key in sorted(rows):
             if rows[key] and len(picked) < n:
-                picked.append(rows[key].pop(0))
-    ok, bad = 0, []
+                picked.append(rows[key].pop())
+    by_context: dict[tuple, list[dict]] = {}
     for r in picked:
-        us = units[r["format"]]
-        text = io.materialize(r["format"], r["unit_ids"], us)
+        by_context.setdefault((r["format"], tuple(r["unit_ids"])), []).append(r)
+    ok, bad = 0, []
+    cells: dict[tuple[str, str], tuple[int, int]] = {}
+    for (fmt, unit_ids), group in by_context.items():
+        us = units[fmt]
+        text = io.materialize(fmt, list(unit_ids), us)
         try:
-            reading = independent.read_context(r["format"], text)
+            reading = independent.read_context(fmt, text)
+            whys = [independent.confirm(r["task"], json.loads(r["spec"]),
+                                        json.loads(r["answer"]), reading,
+                                        [us[u][0] for u in unit_ids]) for r in group]
         except independent.Unconfirmed as exc:
-            bad.append((r["id"], str(exc)))
-            continue
-        why = independent.confirm(r["task"], json.loads(r["spec"]), json.loads(r["answer"]),
-                                  reading, [us[u][0] for u in r["unit_ids"]])
-        if why:
-            bad.append((r["id"], why))
-        else:
-            ok += 1
-    return ok, len(picked), bad
+            whys = [str(exc)] * len(group)
+        for r, why in zip(group, whys):
+            good, total = cells.get((fmt, r["bucket"]), (0, 0))
+            cells[(fmt, r["bucket"])] = (good + (not why), total + 1)
+            if why:
+                bad.append((r["id"], why))
+            else:
+                ok += 1
+    return ok, len(picked), bad, cells
 
 
 if __name__ == "__main__":
