@@ -330,3 +330,38 @@ def test_kinds_are_named_from_the_source_vocabulary(generated):
             assert not any(w in t for w in said), q.question
             renamed += 1
     assert renamed > 20  # operations are API operations, JS objects object literals
+
+
+def _quakes_with_times(n: int = 8) -> str:
+    feats = [{"type": "Feature", "id": f"ev{i}",
+              "properties": {"time": 1585000000000 + 8_640_000_000 * i * i, "place": f"Town {i}",
+                             "title": f"M {i} - Town {i}"},
+              "geometry": {"type": "Point", "coordinates": [0.5, 0.5, i]}} for i in range(n)]
+    return json.dumps({"type": "FeatureCollection", "features": feats})
+
+
+def test_points_in_time_are_asked_as_earliest_and_latest():
+    assert [tasks.is_time(w) for w in ("origin time", "publication date", "year", "magnitude",
+                                       "time zone in minutes", "")] == [True] * 3 + [False] * 3
+    recs = records_from_text("json", "usgs", _quakes_with_times(), unit_id="json/usgs/a")
+    texts = []
+    for seed in range(12):
+        for task in ("numeric_extremum", "conditional_count"):
+            q = tasks.generate(task, recs, random.Random(seed))
+            if q is not None and "origin time" in q.question:
+                texts.append(q.question)
+    extremes = [t for t in texts if t.startswith("What is the")]
+    counts = [t for t in texts if t.startswith("How many")]
+    assert extremes and counts, texts
+    assert all(re.match(r"What is the (earliest|latest) origin time among", t) for t in extremes)
+    assert all(re.search(r"have an origin time (earlier|later) than \d+\?", t) for t in counts)
+    assert not any(re.search(r"highest|lowest|greater than|less than", t) for t in texts)
+
+
+def test_a_plural_field_phrase_reads_as_their_phrase_in_the_scope():
+    # the phrase 'dynamic properties' is plural: not "that state a dynamic properties"
+    agg = tasks.Aggregate("work", "dynamic properties", ("x",), [], [(None, "a"), (None, "b")],
+                          missing=2, words="dynamic properties")
+    assert agg.among().endswith("that state their dynamic properties")
+    agg.words = "ISSN"
+    assert agg.among().endswith("that state an ISSN")

@@ -210,6 +210,12 @@ def phrase(name: str, values: Sequence[Scalar] = ()) -> str:
     return name
 
 
+def is_time(words: str) -> bool:
+    """A field phrase naming a point in time ('origin time', 'publication date', 'year'):
+    its extremes are the latest and earliest, not the highest and lowest."""
+    return bool(words) and words.split()[-1].lower() in ("time", "date", "year")
+
+
 _SINGULAR_S = frozenset({"alias", "atlas", "bias", "canvas", "gas", "news", "series",
                          "species", "yes", "this", "its", "was", "has", "whereas"})
 
@@ -489,10 +495,13 @@ class Aggregate:
         return self.kind_words.plural if self.kind_words else plural(self.kind)
 
     def among(self) -> str:
-        """'the parameters in this input' / '... that state an ISSN'."""
+        """'the parameters in this input' / '... that state an ISSN' / '... that state
+        their tags' (a plural field phrase)."""
         base = f"the {self.plural} in this input"
         said = phrase(self.said, [v for _, v in self.stated])
-        return f"{base} that state {article(said)} {said}" if self.missing else base
+        if not self.missing:
+            return base
+        return f"{base} that state {'their' if be(said) == 'are' else article(said)} {said}"
 
 
 def askable(aggs: Sequence[Aggregate]) -> list[Aggregate]:
@@ -608,7 +617,9 @@ def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> 
             cut = rng.choice(cuts)
             value: Scalar = int(cut) if float(cut).is_integer() else cut
             answer = sum(1 for x in nums if (x > cut if cmp == "gt" else x < cut))
-            words = "greater than" if cmp == "gt" else "less than"
+            words = {("gt", False): "greater than", ("lt", False): "less than",
+                     ("gt", True): "later than", ("lt", True): "earlier than"}[
+                         cmp, is_time(said)]
             cond = f"{article(said)} {said} {words} {norm(value)}"
         else:
             counts = Counter(norm(v) for v in vals)
@@ -658,7 +669,7 @@ def _most_frequent(records: Sequence[Record], rng: random.Random,
                 continue
             spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
                     "scope": agg.scope(), "ordered": False}
-            if k == 1 and any(isinstance(v, bool) for v in vals):
+            if k == 1 and (any(isinstance(v, bool) for v in vals) or be(said) == "are"):
                 text = (f"Which value of the {phrase(said, vals)} occurs most often among "
                         f"{agg.among()}?")
             elif k == 1:
@@ -692,7 +703,8 @@ def _extremum(records: Sequence[Record], rng: random.Random,
             exclude.add(key)
             spec = {"op": "extremum", "kind": kind, "field": name, "fn": fn,
                     "scope": agg.scope()}
-            word = "highest" if fn == "max" else "lowest"
+            word = {("max", False): "highest", ("min", False): "lowest",
+                    ("max", True): "latest", ("min", True): "earliest"}[fn, is_time(said)]
             text = (f"What is the {word} {said} among {agg.among()}? "
                     "Answer with the number only.")
             answer = agg.stated[nums.index(best)][1]

@@ -256,7 +256,7 @@ _CROSSREF_FIELDS: dict[str, str | None] = {
     "member": "Crossref member ID", "score": "relevance score", "resource": "",
     "resource.primary.URL": "primary URL", "source": "metadata source", "title": "title",
     "container-title": "journal or book name",
-    "short-container-title": "abbreviated journal name", "page": "pages",
+    "short-container-title": "abbreviated journal name", "page": "page range",
     "language": "language", "volume": "volume", "ISSN": "ISSN", "issn-type.value": None,
     "issn-type.type": "ISSN type", "isbn-type.value": None, "isbn-type.type": "ISBN type",
     "ISBN": "ISBN", "alternative-id": "alternative ID", "journal-issue": "journal issue",
