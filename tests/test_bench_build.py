@@ -191,3 +191,13 @@ def test_bad_cli_input_is_one_line_and_exit_2(built, argv, message, capsys):
     assert main([*argv, "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and err.startswith("error: ")
+
+
+def test_quality_report_counts_distinct_questions_per_length():
+    rows = [{"task": "one_field", "bucket": b, "question": q, "answer": "1", "id": f"x{i}"}
+            for i, (b, q) in enumerate([("8K", "a?"), ("8K", "a?"), ("8K", "b?"),
+                                        ("16K", "a?")])]
+    q = build.question_quality(rows, rows, ["one_field"])["one_field"]
+    assert q["distinct_questions"] == {"8K": [2, 3], "16K": [1, 1]}
+    lines = build.quality_lines({"quality": {"json": {"one_field": q}}})
+    assert "    distinct questions: 8K 2/3, 16K 1/1" in lines

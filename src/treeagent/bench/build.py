@@ -346,8 +346,10 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
 def question_quality(rows: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]],
                      task_names: Sequence[str], samples: int = 3) -> dict[str, Any]:
     """Per task: candidates, kept, confirmed by the second reader, rejections by check,
-    count answers per length (how often a count is 0, 1, 2, ...) and sample questions
-    with their references (issue 15: what a reader of the inventory checks first)."""
+    count answers per length (how often a count is 0, 1, 2, ...), distinct questions per
+    length (kept examples asking the same question over other contexts show as fewer) and
+    sample questions with their references (issue 15: what a reader of the inventory
+    checks first)."""
     out: dict[str, Any] = {}
     for task in task_names:
         mine = [r for r in rows if r["task"] == task]
@@ -364,6 +366,7 @@ def question_quality(rows: Sequence[dict[str, Any]], kept: Sequence[dict[str, An
             "second_reader_disagrees": sum(1 for r in mine if r.get("check_independent")),
             "samples": [{"id": r["id"], "question": r["question"],
                          "answer": json.loads(r["answer"])} for r in ok[:samples]],
+            "distinct_questions": _distinct_by_bucket(ok),
         }
         if task == "conditional_count":
             dist: dict[str, Tally] = {}
@@ -375,6 +378,16 @@ def question_quality(rows: Sequence[dict[str, Any]], kept: Sequence[dict[str, An
     return out
 
 
+def _distinct_by_bucket(rows: Sequence[dict[str, Any]]) -> dict[str, list[int]]:
+    """{length bucket: [distinct question texts, kept examples]}."""
+    seen: dict[str, set[str]] = {}
+    kept: Tally = Tally()
+    for r in rows:
+        seen.setdefault(r["bucket"], set()).add(r["question"])
+        kept[r["bucket"]] += 1
+    return {b: [len(q), kept[b]] for b, q in seen.items()}
+
+
 def quality_lines(inv: dict[str, Any]) -> list[str]:
     """The question-quality report as text lines (printed at the end of a build)."""
     lines = []
@@ -384,6 +397,9 @@ def quality_lines(inv: dict[str, Any]) -> list[str]:
             rej = ", ".join(f"{k} {v}" for k, v in q["rejected"].items()) or "none"
             lines.append(f"  {task}: kept {q['kept']} of {q['candidates']}, second reader "
                          f"confirms {q['confirmed']}; rejected: {rej}")
+            if q.get("distinct_questions"):
+                lines.append("    distinct questions: " + ", ".join(
+                    f"{b} {d}/{n}" for b, (d, n) in q["distinct_questions"].items()))
             if "count_answers" in q:
                 lines.append(f"    count answers: {q['count_answers']}")
             for s in q["samples"]:
