@@ -160,6 +160,36 @@ def test_a_label_separator_is_not_part_of_the_answer():
     assert "gives" in _confirm("one_field", spec, ": June 2010", "html", text, srcs)
 
 
+def test_a_footnote_mark_is_not_part_of_a_value_or_a_header():
+    # Wikipedia cells and headers carry footnote marks shown as "[6]"; a reader states
+    # "Thathanda Cup" and names the column "Venue", and questions never quote a mark
+    page = ('<table class="wikitable"><tr><th>Name</th><th>Venue<sup>[a]</sup></th>'
+            '<th>Teams</th></tr>'
+            '<tr><td>Thathanda Cup <sup class="reference"><a href="#c6">[6]</a></sup></td>'
+            '<td>Virajpet</td><td>120</td></tr>'
+            '<tr><td>Kodava Hockey</td><td>Napoklu[citation needed]</td><td>300[note 2]</td></tr>'
+            '<tr><td>Coorg Cup</td><td>Madikeri</td><td>64</td></tr></table>')
+    text, recs, srcs = _context("html", "wikitables", [page])
+    cup = next(r for r in recs if r.fields.get("venue") == "Virajpet")
+    assert cup.fields == {"name": "Thathanda Cup", "venue": "Virajpet", "teams": 120}
+    hockey = next(r for r in recs if r.fields.get("name") == "Kodava Hockey")
+    assert hockey.fields["venue"] == "Napoklu" and hockey.fields["teams"] == 300
+    spec = {"op": "lookup", "kind": "table row", "shape": "value", "ordered": False,
+            "record": "Virajpet", "fields": ["name"], "keys": [["@column", "Name"]],
+            "at": {"anchor": [[["@column", "Venue"], "Virajpet"]], "select": ["@table-row"],
+                   "source": "wikitables"}}
+    assert _confirm("one_field", spec, "Thathanda Cup", "html", text, srcs) == ""
+    assert "gives" in _confirm("one_field", spec, "Thathanda Cup [6]", "html", text, srcs)
+    agg = next(a for a in tasks.aggregates(recs) if a.name == "teams")
+    top = {"op": "extremum", "kind": agg.kind, "scope": agg.scope(), "field": "teams",
+           "fn": "max"}
+    assert _confirm("numeric_extremum", top, 300, "html", text, srcs) == ""
+    qs = [q for seed in range(8) for task in TASKS
+          if (q := tasks.generate(task, recs, random.Random(seed))) is not None]
+    assert qs and not any("[" in q.question for q in qs)
+    assert all(_confirm(q.task, q.spec, q.answer, "html", text, srcs) == "" for q in qs)
+
+
 # ------------------------------------------------------------------ agreement (property)
 
 _words = st.sampled_from(["alpha", "beta", "gamma", "delta", "omega"])

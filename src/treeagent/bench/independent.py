@@ -154,10 +154,52 @@ def shown(el: El) -> str:
     return " ".join("".join(parts).split())
 
 
+def _is_mark(inside: str) -> bool:
+    """What a footnote mark holds between its brackets: a number, one letter, "note 2",
+    "nb 1", "n 3", or "citation needed"."""
+    word, _, num = inside.rpartition(" ") if " " in inside else ("", "", inside)
+    if inside == "citation needed":
+        return True
+    if not word:
+        for pre in ("note", "nb", "n"):  # "note2"
+            if inside.startswith(pre) and inside[len(pre):].isdigit():
+                num = inside[len(pre):]
+                break
+        else:
+            return (inside.isascii() and inside.isdigit() and len(inside) <= 3) or (
+                len(inside) == 1 and inside.isascii() and inside.isalpha())
+    elif word not in ("note", "nb", "n"):
+        return False
+    return num.isascii() and num.isdigit() and 1 <= len(num) <= 3
+
+
+def unmark(text: str) -> str:
+    """Shown text without footnote marks ("Thathanda Cup [6]" -> "Thathanda Cup")."""
+    out, i = [], 0
+    while i < len(text):
+        j = text.find("[", i)
+        k = text.find("]", j + 1) if j >= 0 else -1
+        if j < 0 or k < 0:
+            out.append(text[i:])
+            break
+        if _is_mark(text[j + 1:k]):
+            out.append(text[i:j].rstrip())
+        else:
+            out.append(text[i:k + 1])
+        i = k + 1
+    return "".join(out).strip()
+
+
+def heading(el: El) -> str:
+    """A column header, row label or term as a reader names it."""
+    return unmark(shown(el)).rstrip(":\uff1a").strip()
+
+
 def cell(text: str) -> Any:
-    """A cell as a reader states it: no leading label separator; plain numbers as numbers
-    (a label's own trailing colon, ``Weight:`` or full-width ``：``, is not part of it)."""
-    t = text.lstrip(":\u2013\u2014- \t").strip()
+    """A cell as a reader states it: no footnote mark, no leading label separator; plain
+    numbers as numbers (a label's own trailing colon, ``Weight:`` or full-width ``：``,
+    is not part of it)."""
+    t = unmark(text).lstrip(":\u2013\u2014- \t").strip()
     if _NUM.match(t):
         t2 = t.replace(",", "")
         return float(t2) if "." in t2 else int(t2)
@@ -182,7 +224,7 @@ def _html_records(unit: El, select: Sequence[Any]) -> list[tuple[dict, list, lis
                 continue
             head = kids(rows[0], "td", "th")
             if what == "@table-row":
-                names = [shown(c) for c in head]
+                names = [heading(c) for c in head]
                 if (len(head) < 2 or any(c.tag != "th" for c in head) or not all(names)
                         or len(set(names)) != len(names)):
                     continue
@@ -195,14 +237,14 @@ def _html_records(unit: El, select: Sequence[Any]) -> list[tuple[dict, list, lis
                 body = rows[1:] if len(head) == 1 and len(rows) >= 3 else rows
                 pairs = [kids(r, "td", "th") for r in body]
                 if len(body) >= 2 and all(len(p) == 2 for p in pairs):
-                    out.append(({("@label", shown(a).rstrip(":\uff1a").strip()): cell(shown(b))
+                    out.append(({("@label", heading(a)): cell(shown(b))
                                  for a, b in pairs}, [], []))
     elif what == "@definition":
         for dl in (e for e in walk(unit) if e.tag == "dl"):
             ks = kids(dl)
             for a, b in zip(ks, ks[1:]):
                 if a.tag == "dt" and b.tag == "dd":
-                    out.append(({("@term",): shown(a).rstrip(":\uff1a").strip(),
+                    out.append(({("@term",): heading(a),
                                  ("@definition",): cell(shown(b))}, [], []))
     elif what == "@list-item":
         for lst in (e for e in walk(unit) if e.tag in ("ul", "ol")):

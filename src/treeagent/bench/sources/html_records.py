@@ -121,10 +121,24 @@ def field_keys(kind: str, fields: dict[str, Scalar], labels: dict[str, str]) -> 
     return {}
 
 
+_FOOTNOTE = re.compile(r"\s*\[(?:\d{1,3}|[A-Za-z]|(?:note|nb|n) ?\d{1,3}|citation needed)\]")
+
+
+def unmarked(text: str) -> str:
+    """Text without footnote marks (Wikipedia's ``[6]``, ``[a]``, ``[note 2]``,
+    ``[citation needed]``): a reader states "Thathanda Cup", not "Thathanda Cup [6]"."""
+    return _FOOTNOTE.sub("", text).strip()
+
+
 def reader_value(text: str) -> str:
-    """A value as a reader states it: no label separator or markup quote left at its
-    start (``": June 2010"`` -> ``"June 2010"``)."""
-    return text.lstrip(":\u2013\u2014- \t").strip()
+    """A value as a reader states it: no footnote mark, and no label separator or markup
+    quote left at its start (``": June 2010"`` -> ``"June 2010"``)."""
+    return unmarked(text).lstrip(":\u2013\u2014- \t").strip()
+
+
+def label_text(tree: Tree, node: Node) -> str:
+    """A header or label as a reader names it: no footnote mark, no trailing colon."""
+    return unmarked(text_of(tree, node)).rstrip(":\uff1a").strip()
 
 
 def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
@@ -136,25 +150,25 @@ def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
         return "", []
     head_row, head_cells = rows[0]
     if all(c.label == "th" for c in head_cells) and len(head_cells) >= 2:
-        names = [text_of(tree, c) for c in head_cells]
+        names = [label_text(tree, c) for c in head_cells]
         if len(set(names)) != len(names) or not all(names):
             return "", []
         items: Items = []
         for r, cs in rows[1:]:
             if len(cs) != len(names):
                 continue
-            texts = [text_of(tree, c) for c in cs]
+            texts = [reader_value(text_of(tree, c)) for c in cs]
             fields = {humanize(n): v for n, t in zip(names, texts)
-                      if (v := cell_value(reader_value(t))) is not None}
+                      if (v := cell_value(t)) is not None}
             if fields:
                 items.append((r, fields, texts))
         return "table row", items
     title = ""
     if len(head_cells) == 1 and len(rows) >= 3:  # a title row above label/value rows
-        title = text_of(tree, head_cells[0])
+        title = unmarked(text_of(tree, head_cells[0]))
         rows = rows[1:]
     if all(len(cs) == 2 for _, cs in rows) and len(rows) >= 2:
-        pairs = [(text_of(tree, cs[0]).rstrip(":\uff1a").strip(),
+        pairs = [(label_text(tree, cs[0]),
                   reader_value(text_of(tree, cs[1])))
                  for _, cs in rows]
         labels = [lbl for lbl, _ in pairs]
@@ -173,7 +187,7 @@ def _list_items(tree: Tree, lst: Node) -> tuple[str, Items]:
         kids = elements(lst)
         for a, b in zip(kids, kids[1:]):
             if a.label == "dt" and b.label == "dd":
-                term = text_of(tree, a).rstrip(":\uff1a").strip()  # a label's colon
+                term = label_text(tree, a)  # a label's colon
                 dd = reader_value(text_of(tree, b))
                 if term and (v := cell_value(dd)) is not None:
                     items.append((a, {"term": term, "definition": v}, [term]))
@@ -336,9 +350,9 @@ def _labels(tree: Tree, node: Node, kind: str) -> dict[str, str]:
         while table.parent is not None and table.label != "table":
             table = table.parent
         head = _cells(_rows(table)[0]) if _rows(table) else []
-        return {humanize(n): n for n in (text_of(tree, c) for c in head)}
+        return {humanize(n): n for n in (label_text(tree, c) for c in head)}
     if kind == "specification table":
-        return {humanize(lbl): lbl for lbl in (text_of(tree, cs[0]).rstrip(":\uff1a").strip()
+        return {humanize(lbl): lbl for lbl in (label_text(tree, cs[0])
                                                for cs in (_cells(r) for r in _rows(node))
                                                if len(cs) == 2)}
     return {}
