@@ -187,8 +187,8 @@ def test_no_doubled_words(questions):
 
 
 def _wrong_article(art: str, word: str) -> bool:
-    if word.isupper() and len(word) > 1:  # an acronym is spelled out: an ISSN, a URL
-        vowel = word[0] in _VOWEL_SOUND_LETTERS
+    if (word.isupper() and len(word) > 1) or re.fullmatch(r"[A-Za-z]\d*", word):
+        vowel = word[0].upper() in _VOWEL_SOUND_LETTERS  # spelled: an ISSN, a URL, an r4
     elif word.lower().startswith(("uni", "use", "usu", "one", "eu")):
         vowel = False
     elif word.lower().startswith(("hour", "honest", "honor")):
@@ -229,6 +229,24 @@ def test_count_conditions_mostly_match_two_or_more(questions):
 def test_article_examples():
     assert [tasks.article(w) for w in ("ISSN", "URL", "HTTP method", "magnitude", "ecma version",
                                        "unit", "hour")] == ["an", "a", "an", "a", "an", "a", "an"]
+    # a table header that is a letter, or a letter and a number, is spelled out
+    assert [tasks.article(w) for w in ("r4", "R1", "p", "f", "x2 score", "rank")] == [
+        "an", "an", "a", "an", "an", "a"]
+
+
+def test_a_plural_amount_is_asked_as_the_number_of_it():
+    # Wikipedia headers 'Goals', 'Points': "the highest number of goals", not "highest goals"
+    assert [tasks.amount(w) for w in ("goals", "points", "total", "attendance", "status")] == [
+        "number of goals", "number of points", "total", "attendance", "status"]
+    recs = records_from_text("html", "wikitables", (
+        "<table><tr><th>Player</th><th>Goals</th></tr>"
+        + "".join(f"<tr><td>P{i}</td><td>{g}</td></tr>" for i, g in enumerate((3, 9, 4, 12, 7)))
+        + "</table>"), unit_id="html/wikitables/a")
+    texts = [q.question for seed in range(10) for task in ("numeric_extremum", "conditional_count")
+             if (q := tasks.generate(task, recs, random.Random(seed))) is not None]
+    assert any(t.startswith("What is the") for t in texts), texts
+    assert any(t.startswith("How many") for t in texts), texts
+    assert all(re.search(r"(highest|lowest|have a) number of goals", t) for t in texts), texts
 
 
 def test_the_verb_agrees_with_the_field_phrase():

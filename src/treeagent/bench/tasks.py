@@ -194,8 +194,10 @@ def article(phrase: str) -> str:
     """'a' or 'an' before ``phrase`` (by its first sound, letters spelled out for
     acronyms): 'an ISSN', 'a URL', 'an HTTP method', 'a magnitude'."""
     word = phrase.split()[0] if phrase.split() else phrase
-    if word.isupper() and len(word) > 1:  # spelled out
-        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    spelled = (word.isupper() and len(word) > 1) or (  # an acronym, or 'r4', 'p' (a letter)
+        word[:1].isascii() and word[:1].isalpha() and (len(word) == 1 or word[1:].isdigit()))
+    if spelled:
+        return "an" if word[0].upper() in "AEFHILMNORSX" else "a"
     if word.lower().startswith(("uni", "use", "usu", "eu", "one")):
         return "a"
     if word.lower().startswith(("hour", "honest", "honor")):
@@ -208,6 +210,12 @@ def phrase(name: str, values: Sequence[Scalar] = ()) -> str:
     if values and all(isinstance(v, bool) for v in values) and not name.endswith("flag"):
         return f"{name} flag"
     return name
+
+
+def amount(words: str) -> str:
+    """A numeric field as an amount: a plural phrase is the number of it ('goals' ->
+    'number of goals': 'the highest number of goals', not 'the highest goals')."""
+    return f"number of {words}" if be(words) == "are" else words
 
 
 def is_time(words: str) -> bool:
@@ -620,7 +628,7 @@ def _count(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> 
             words = {("gt", False): "greater than", ("lt", False): "less than",
                      ("gt", True): "later than", ("lt", True): "earlier than"}[
                          cmp, is_time(said)]
-            cond = f"{article(said)} {said} {words} {norm(value)}"
+            cond = f"{article(amount(said))} {amount(said)} {words} {norm(value)}"
         else:
             counts = Counter(norm(v) for v in vals)
             options = sorted(v for v, c in counts.items()
@@ -705,7 +713,7 @@ def _extremum(records: Sequence[Record], rng: random.Random,
                     "scope": agg.scope()}
             word = {("max", False): "highest", ("min", False): "lowest",
                     ("max", True): "latest", ("min", True): "earliest"}[fn, is_time(said)]
-            text = (f"What is the {word} {said} among {agg.among()}? "
+            text = (f"What is the {word} {amount(said)} among {agg.among()}? "
                     "Answer with the number only.")
             answer = agg.stated[nums.index(best)][1]
             return Question("numeric_extremum", text, spec, answer,
