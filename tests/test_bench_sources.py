@@ -175,7 +175,7 @@ def test_every_mirror_file_yields_units_that_reparse_and_give_their_records(mirr
         assert {u.provenance["file"] for u in units} == files
         assert all(u.text.encode() == (raw / u.provenance["file"]).read_bytes()
                    for u in units)
-    assert all(u.flags == ("substitute",) for u in units if u.source in ("swde", "readability"))
+    assert all(u.flags == ("substitute",) for u in units if u.source in ("swde", "readability", "wikitables"))
 
 
 def test_mirror_provenance_is_recorded(mirror_raw):

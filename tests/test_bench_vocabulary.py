@@ -143,6 +143,22 @@ def test_javascript_data_keys_are_not_fields_and_kinds_say_what_the_literal_is()
     assert tasks.lookup_fields(rules) == []
 
 
+def test_an_expected_errors_position_is_asked_as_the_errors_not_the_test_cases():
+    # an ESLint invalid test case holds its one expected error in `errors: [{...}]`;
+    # "the end column of the object with code ..." would read as the test case's own
+    case = ('{code: "x ? x : 1;", output: "x || 1;", errors: [{messageId: "unneeded", '
+            'type: "ConditionalExpression", line: 1, column: 1, endLine: 1, endColumn: 10}]}')
+    recs = records_from_text("javascript", "eslint", case, unit_id="javascript/eslint/a")
+    test_case = next(r for r in recs if r.description == "x ? x : 1;")
+    assert tasks.field_words(test_case) == {
+        "code": "code", "output": "output", "message id": "error message ID",
+        "errors type": "error node type", "line": "error line", "column": "error column",
+        "end line": "error end line", "end column": "error end column"}
+    qs = [q for q in _all("javascript", "eslint", case) if q.task == "one_field"]
+    assert qs and all(" end column of " not in q.question or "error end column" in q.question
+                      for q in qs)
+
+
 def test_objects_named_one_by_one_are_never_a_count_scope():
     # each `cfgN` is one object of scalars, named by its binding; "how many objects"
     # could not say whether it means these or every object literal, so only the latter
@@ -192,7 +208,7 @@ def test_page_labels_that_are_verbs_are_named_as_nouns():
             '<tr><th scope="row">Founded</th><td>February 28, 1998</td></tr>'
             '<tr><th scope="row">Founder</th><td>Netscape Communications</td></tr></tbody>'
             '</table>')
-    for src in ("websrc", "swde", "readability"):
+    for src in ("websrc", "swde", "readability", "wikitables"):
         (rec,) = records_from_text("html", src, html, unit_id=f"html/{src}/a#/table")
         assert tasks.field_words(rec) == {"industry": "industry", "founded": "founding date",
                                           "founder": "founder"}

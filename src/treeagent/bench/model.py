@@ -64,7 +64,7 @@ class Unit:
     text: str  # native serialization (a valid document of ``format`` on its own)
     records: list[Record] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)  # file, repo, commit, license, line
-    flags: tuple[str, ...] = ()  # e.g. ("substitute",) for SWDE/readability pages
+    flags: tuple[str, ...] = ()  # e.g. ("substitute",) for SWDE, readability, Wikipedia pages
 
 
 @dataclass(slots=True)

@@ -2,7 +2,7 @@
 
 A source is ``(format, name)``; ``mirror`` is its folder under a mirror laid out like
 ``shared/sources`` (``<format>/<folder>/...``); ``sample`` its folder in the package's
-``samples/bench``; ``flags`` mark substitute groups (SWDE, readability pages).
+``samples/bench``; ``flags`` mark substitute groups (SWDE, readability and Wikipedia pages).
 
 Each source also declares the words its questions use (issue 15): ``fields`` a glossary
 from the source's keys (a key, or a dotted suffix of a key path, ``"a.b"``) to the phrase a
@@ -401,6 +401,11 @@ _JS_FIELDS: dict[str, str | None] = {
     "ecmaVersion": "ECMAScript version", "sourceType": "source type",
     "messageId": "message ID", "parserOptions": "", "languageOptions": "",
     "endLine": "end line", "endColumn": "end column", "ruleId": "rule ID",
+    # a test case's expected error (ESLint RuleTester `errors: [{...}]`), asked of the test case
+    "errors.messageId": "error message ID", "errors.message": "error message",
+    "errors.type": "error node type", "errors.line": "error line",
+    "errors.column": "error column", "errors.endLine": "error end line",
+    "errors.endColumn": "error end column",
 }
 
 _KINDS_JSON: dict[str, dict[str, Kind]] = {
@@ -484,6 +489,10 @@ SOURCES: dict[tuple[str, str], Source] = {
                fields=_HTML_FIELDS, kinds=_KINDS_HTML, names=("@term", "@text")),
         Source("html", "readability", "publishers' content; mozilla/readability fixtures "
                "(Apache-2.0)", mirror="mozilla-readability-test-pages",
+               suffixes=(".html", ".htm"), flags=("substitute",), fields=_HTML_FIELDS,
+               kinds=_KINDS_HTML, names=("@term", "@text")),
+        Source("html", "wikitables", "CC BY-SA 4.0 (Wikipedia article pages saved by "
+               "WikiTableQuestions)", mirror="wikitablequestions-pages",
                suffixes=(".html", ".htm"), flags=("substitute",), fields=_HTML_FIELDS,
                kinds=_KINDS_HTML, names=("@term", "@text")),
         Source("yaml", "apis-guru", "CC0 1.0 (APIs.guru directory); per-document info.license",
