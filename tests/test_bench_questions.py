@@ -249,6 +249,21 @@ def test_a_plural_amount_is_asked_as_the_number_of_it():
     assert all(re.search(r"(highest|lowest|have a) number of goals", t) for t in texts), texts
 
 
+def test_the_most_frequent_number_is_asked_as_a_value_of_the_field():
+    # a medal table's 'Gold' column (one cell "n/a": not all numbers):
+    # "Which value of the gold occurs ...", not "Which gold occurs ..."
+    rows = [("A", 0), ("B", 2), ("C", 0), ("D", "n/a"), ("E", 0), ("F", 3)]
+    recs = records_from_text("html", "wikitables", (
+        "<table><tr><th>Nation</th><th>Gold</th></tr>"
+        + "".join(f"<tr><td>{n}</td><td>{g}</td></tr>" for n, g in rows)
+        + "</table>"), unit_id="html/wikitables/a")
+    qs = [q for seed in range(10)
+          if (q := tasks.generate("most_frequent", recs, random.Random(seed))) is not None]
+    gold = [q for q in qs if "gold" in q.question]
+    assert gold and all(q.question.startswith("Which value of the gold occurs most often")
+                        and q.answer == [0] for q in gold), [q.question for q in qs]
+
+
 def test_the_verb_agrees_with_the_field_phrase():
     # phrases written by hand: plural nouns, singular nouns ending in s, acronyms
     assert [tasks.be(w) for w in ("dynamic properties", "IDs", "tags", "hours")] == ["are"] * 4

@@ -677,7 +677,9 @@ def _most_frequent(records: Sequence[Record], rng: random.Random,
                 continue
             spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
                     "scope": agg.scope(), "ordered": False}
-            if k == 1 and (any(isinstance(v, bool) for v in vals) or be(said) == "are"):
+            counted = _native_numbers(spelled) is not None and not is_time(said)
+            if k == 1 and (any(isinstance(v, bool) for v in vals) or be(said) == "are"
+                           or counted):  # 'Which value of the gold', not 'Which gold'
                 text = (f"Which value of the {phrase(said, vals)} occurs most often among "
                         f"{agg.among()}?")
             elif k == 1:
