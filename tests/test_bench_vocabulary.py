@@ -130,6 +130,23 @@ def test_html_rows_are_named_by_their_column():
     assert ", named by their model: " in many.question, many.question
 
 
+def test_a_header_is_named_as_shown_when_lower_case_would_misname_it():
+    # a candidate's name and an abbreviation keep their capitals; a plain header reads as
+    # words; a results table's abbreviation is spelled out
+    page = ("<table><tr><th>Date(s) administered</th><th>Andrew Cuomo (D)</th>"
+            "<th>W-L-T</th><th>Year</th><th>Pts</th></tr>"
+            + "".join(f"<tr><td>March {i}, 2014</td><td>{50 + i}%</td><td>{i}-2-1</td>"
+                      f"<td>{2000 + i}</td><td>{3 * i}</td></tr>" for i in range(1, 6))
+            + "</table>")
+    recs = records_from_text("html", "wikitables", page, unit_id="html/wikitables/a")
+    assert tasks.field_words(recs[0]) == {
+        "date(s) administered": "date(s) administered", "andrew cuomo (d)": "Andrew Cuomo (D)",
+        "w l t": "W-L-T", "year": "year", "pts": "points"}
+    qs = _all("html", "wikitables", page)
+    assert any("Andrew Cuomo (D)" in q.question for q in qs)
+    assert not any("andrew cuomo" in q.question or "w l t" in q.question for q in qs)
+
+
 def test_javascript_data_keys_are_not_fields_and_kinds_say_what_the_literal_is():
     text = ("const config = {rules: {'no-console': 'error', 'no-unused-vars': 'warn'}, "
             "settings: {ecmaVersion: 2020, sourceType: 'module'}};\n")

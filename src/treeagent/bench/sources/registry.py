@@ -449,6 +449,10 @@ _HTML_FIELDS: dict[str, str | None] = {  # page labels that are verbs, named as 
     "launched": "launch date", "opened": "opening date", "created": "creation date",
     "updated": "update date", "introduced": "introduction date",
     "discontinued": "discontinuation date", "completed": "completion date",
+    # abbreviated headers of sports and results tables, spelled out
+    "pos": "place", "pts": "points", "yds": "yards", "pld": "matches played",
+    "apps": "appearances", "gp": "games played", "gf": "goals for", "ga": "goals against",
+    "gd": "goal difference", "att": "attempts", "avg": "average", "no": "number",
 }
 _KINDS_YAML = {
     "API path": Kind("API path", "API paths"), "operation": Kind("API operation", "API operations"),

@@ -68,6 +68,17 @@ def kind_words(fmt: str, name: str, kind: str) -> Kind:
     return Kind(kind, plural_of(kind))
 
 
+def shown_header(keys: list[str]) -> str:
+    """An HTML column header or row label with capitals past its first letter, as shown
+    ("Andrew Cuomo (D)", "W-L-T", "Apparent Magnitude"): lower-cased it would misname a
+    person or an abbreviation. "" for any other field (it reads as words: "Year" -> "year")."""
+    if len(keys) == 2 and keys[0] in ("@column", "@label"):
+        label = " ".join(keys[1].split()).rstrip(".:").strip()
+        if any(c.isupper() for c in label[1:]):
+            return label
+    return ""
+
+
 def _gloss(glossary: dict[str, str | None], key: str) -> tuple[bool, str | None]:
     if key in glossary:
         return True, glossary[key]
@@ -100,7 +111,7 @@ def units(fmt: str, name: str, path: tuple[Any, ...], field: str
         found, phrase = _gloss(glossary, field)
         if found:
             return ((phrase,), False) if phrase else None
-        return (acronyms(field),), False
+        return (shown_header(keys) or acronyms(field),), False
     out: list[str] = []
     generic = False
     i = len(keys)
