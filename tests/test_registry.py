@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import re
 import sys
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -311,6 +312,32 @@ def test_entry_points_are_read_once_when_first_read(tmp_path, monkeypatch):
     reg.reload_plugins()
     assert list(reg.names)[-2:] == ["one", "two"]
     sys.modules.pop("plug_one", None)
+
+
+def test_threads_reading_a_fresh_registry_wait_for_one_scan(tmp_path, monkeypatch):
+    # Prefect runs a flow's tasks in threads: the demo's four acquire tasks read the
+    # bench registry at once; a read while another thread scans must wait, not raise
+    (tmp_path / "slow_things.py").write_text(
+        "import time\nfrom treeagent.registry import Named\ntime.sleep(0.3)\n"
+        "THINGS = [Named('a', 'A'), Named('b', 'B')]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg = registry.Registry("thing", ("slow_things:THINGS",))
+    start, got, errors = threading.Barrier(6), [], []
+
+    def read() -> None:
+        start.wait()
+        try:
+            got.append(list(reg.names))
+        except Exception as exc:  # noqa: BLE001 - the failure under test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and got == [["a", "b"]] * 6
+    sys.modules.pop("slow_things", None)
 
 
 def test_a_broken_plugin_warns_and_the_rest_loads(tmp_path, monkeypatch):

@@ -32,6 +32,7 @@ shown or its arguments are checked: ``treeagent --help`` reads no registry.
 from __future__ import annotations
 
 import importlib
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -132,6 +133,7 @@ class Registry(Generic[R]):
         self._builtin_names: tuple[str, ...] = ()
         self._plugins: set[tuple[str, str]] = set()  # entry points seen (name, value)
         self._state = "empty"  # -> "scanning" -> "ready"
+        self._lock = threading.RLock()  # threads (Prefect tasks) wait for one scan or load
         self.names: Names = Names(self)
         self.builtin_names: Names = Names(self, builtin=True)
         self.titles: Titles = Titles(self)
@@ -200,7 +202,9 @@ class Registry(Generic[R]):
 
     def _names(self) -> list[str]:
         if self._state != "ready":
-            self._scan()
+            with self._lock:  # another thread's scan finishes first; this one's own
+                if self._state != "ready":  # read during its scan still raises
+                    self._scan()
         return self._order
 
     def _scan(self) -> None:
@@ -247,6 +251,12 @@ class Registry(Generic[R]):
         """The loaded record of a known name; a plug-in that fails to load is dropped
         with a warning (None), a built-in that fails raises."""
         if name in self._records:
+            return self._records[name]
+        with self._lock:
+            return self._load(name)
+
+    def _load(self, name: str) -> R | None:
+        if name in self._records:  # loaded by another thread meanwhile
             return self._records[name]
         target = self._targets[name]
         if isinstance(target, str):
