@@ -36,6 +36,11 @@ DEMO_LENGTHS = (2048, 4096)  # CPU demo buckets, not part of the paper's grid
 LENGTHS = (*DEMO_LENGTHS, *PAPER_LENGTHS)
 """Every length bucket in tokens, declared once (named by :mod:`treeagent.bench.contexts`)."""
 TOKENIZERS = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
+RUNNERS = ("thread", "dask")
+"""Prefect task runners that shard the build and the evaluation (``runner.name``):
+threads in the stage's process, or Dask (a LocalCluster of worker processes, or the
+scheduler at ``runner.address``). The runner never changes an output, so it is not a
+DVC parameter of any stage."""
 DEFAULT_PATH = Path("params.yaml")
 SEARCH_RULE = "[C, 2C-1]"
 """The budget search range of A.2 / C.2, fixed by the paper (``treeagent.budget``)."""
@@ -99,10 +104,14 @@ def _demo() -> dict[str, Any]:
             "name": "transformers",
             "options": {"dtype": "float32", "max_batch": 8},
         },
+        "runner": {"name": "thread", "address": None, "workers": 1},
+        "serve": {"enabled": False, "gpus": [], "replicas": 1, "tensor_parallel": 1,
+                  "host": "127.0.0.1", "port": 8100},
         "evaluate": {
             "agents": ["memagent"],
             "methods": _builtin(registry.METHODS),  # Flat, Tree, Tree+Path, TreeAgent (Table 1)
             "concurrency": 8,
+            "shards": 1,
             "cache": ".cache/calls.sqlite",
         },
         "agents": {name: {"model": "smollm2", "revision": "auto", "max_new_tokens": 64,
@@ -135,9 +144,14 @@ def _paper() -> dict[str, Any]:
                    "options": {"device": "auto", "concurrency": 256,
                                "extra_args": ["--tensor-parallel-size", "1",
                                               "--gpu-memory-utilization", "0.9"]}},
+        # one Dask worker per GPU host (docs/pipeline.md "Many GPUs and hosts"); 8 GPUs:
+        # 4 agents x 2 replicas of tensor-parallel size 1
+        "runner": {"name": "dask", "address": None, "workers": 8},
+        "serve": {"enabled": True, "gpus": list(range(8)), "replicas": 2,
+                  "tensor_parallel": 1, "host": "127.0.0.1", "port": 8100},
         "evaluate": {"agents": _builtin(registry.AGENTS),  # Table 1's rows
                      "methods": _builtin(registry.METHODS),
-                     "concurrency": 256, "cache": ".cache/calls.sqlite"},
+                     "concurrency": 256, "shards": 16, "cache": ".cache/calls.sqlite"},
         # the public checkpoints (C.1); servers hold each agent's Table 2 request limit
         "agents": {a.name: {"model": a.paper_model, "revision": "main",
                             "max_new_tokens": None, "options": {},
@@ -306,7 +320,7 @@ def validate(data: Any, source: str = "params") -> Params:
     """Check a complete parameter mapping; raise :class:`ParamsError` listing every problem."""
     c = _Check()
     top = ("preset", "seed", "pythonhashseed", "acquire", "build", "sectioning", "retrieval",
-           "engine", "evaluate", "agents", "report")
+           "engine", "runner", "serve", "evaluate", "agents", "report")
     if not c.keys("", data, top):
         raise ParamsError(c.problems, source)
     if "preset" in data:
@@ -382,14 +396,40 @@ def validate(data: Any, source: str = "params") -> Params:
         if not isinstance(e.get("options"), Mapping):
             c.fail("engine.options", f"expected a mapping, got {_kind(e.get('options'))}")
 
+    ru = data.get("runner")
+    if ru is not None and c.keys("runner", ru, ("name", "address", "workers")):
+        c.choice("runner.name", ru.get("name"), RUNNERS, "task runner")
+        c.text("runner.address", ru.get("address"), optional=True)
+        if ru.get("address") is not None and ru.get("name") != "dask":
+            c.fail("runner.address", "a scheduler address needs runner.name: dask")
+        c.integer("runner.workers", ru.get("workers"), 1)
+
+    sv = data.get("serve")
+    if sv is not None and c.keys("serve", sv, ("enabled", "gpus", "replicas",
+                                              "tensor_parallel", "host", "port")):
+        if not isinstance(sv.get("enabled"), bool):
+            c.fail("serve.enabled", f"expected true/false, got {_kind(sv.get('enabled'))}")
+        gpus = sv.get("gpus")
+        if not isinstance(gpus, list) or not all(
+                isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in gpus):
+            c.fail("serve.gpus", f"expected a list of GPU ids (integers >= 0), got {_kind(gpus)}")
+        elif len(set(gpus)) != len(gpus):
+            c.fail("serve.gpus", "lists a GPU twice")
+        c.integer("serve.replicas", sv.get("replicas"), 1)
+        c.integer("serve.tensor_parallel", sv.get("tensor_parallel"), 1)
+        c.text("serve.host", sv.get("host"))
+        c.integer("serve.port", sv.get("port"), 1, 65535)
+
     ev = data.get("evaluate")
     agents = data.get("agents")
     agent_names = tuple(registry.AGENTS.names)
-    if ev is not None and c.keys("evaluate", ev, ("agents", "methods", "concurrency", "cache")):
+    if ev is not None and c.keys("evaluate", ev, ("agents", "methods", "concurrency", "shards",
+                                                  "cache")):
         c.choices("evaluate.agents", ev.get("agents"), registry.AGENTS.names,
                   "memory agent")
         c.choices("evaluate.methods", ev.get("methods"), registry.METHODS.names, "method")
         c.integer("evaluate.concurrency", ev.get("concurrency"), 1)
+        c.integer("evaluate.shards", ev.get("shards"), 1)
         c.text("evaluate.cache", ev.get("cache"), optional=True)
         if isinstance(ev.get("agents"), list) and isinstance(agents, Mapping):
             for name in ev["agents"]:
