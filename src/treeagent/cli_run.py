@@ -10,6 +10,7 @@ and exit status 1.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from treeagent.registry import AGENTS, ENGINES, FORMATS, METHODS, LazyText, lazy
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="answer a question about a file with a memory agent")
     # choices and the formats' titles are read from the registries only when shown/checked
-    p.add_argument("file", help="the input document (%(formats)s)").formats = LazyText(
+    p.add_argument("file", help="the input document (%(formats)s), or - for standard "
+                   "input").formats = LazyText(
         lambda: or_list(FORMATS.titles.values()))
     p.add_argument("--question", "-q", required=True, help="the question to answer")
     lazy_choices(p.add_argument("--agent", default="memagent",
@@ -48,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "instead of the packaged ones (same file names)")
     p.add_argument("--cache", metavar="PATH", help="call cache/journal (SQLite) to reuse")
     p.add_argument("--trace", metavar="OUT.jsonl", help="write every call to this file")
+    p.add_argument("--json", action="store_true", help="print one JSON object (answer, "
+                   "prediction, calls, tokens, seconds) instead of the two lines")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="openai/vllm: seconds "
                    "per attempt (default 600); one call, retries included, gets twice that")
     p.add_argument("--retries", type=int, metavar="N", help="openai/vllm: retries after a "
@@ -61,13 +65,19 @@ def _fail(message: str, status: int = 2) -> int:
 
 
 def _read(file: str) -> str | int:
-    """The file's text, or an exit status after printing the error (as ``sections``)."""
+    """The file's text (standard input for ``-``), or an exit status after printing the
+    error (as ``sections``)."""
     from treeagent import formats
+    from treeagent.cli_sections import read_input
 
     try:
-        return formats.read_document(file)
+        return read_input(file)
     except formats.ReadError as exc:
         return _fail(str(exc))
+
+
+def _name(file: str) -> str:
+    return "<stdin>" if file == "-" else file
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         tree = formats.parse(text, fmt)
     except ParseError as exc:
-        return _fail(f"{args.file}:{exc.line}:{exc.col}: {exc.message}")
+        return _fail(f"{_name(args.file)}:{exc.line}:{exc.col}: {exc.message}")
 
     from treeagent.agents.templates import Prompts, TemplateError
 
@@ -230,17 +240,26 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
                           options={"max_new_tokens": args.max_new_tokens})
         except ValueError as exc:
             return _fail(str(exc))
-        outcome = _run_with_progress(run_programs, [(args.file, gen)], engine, cache)
+        outcome = _run_with_progress(run_programs, [(_name(args.file), gen)], engine, cache)
     finally:
         asyncio.run(engine.aclose())
     if not isinstance(outcome.result, Result):
-        return _fail(f"{args.file}: {outcome.error}", 1)
+        return _fail(f"{_name(args.file)}: {outcome.error}", 1)
     result = with_calls(outcome.result, outcome.trace)
     if trace is not None:
-        write_trace(trace, args.file, result)
-    print(extract_answer(result.prediction))
-    print(f"calls {result.calls}, input tokens {result.input_tokens}, output tokens "
-          f"{result.output_tokens}, seconds {result.seconds:.1f}")
+        write_trace(trace, _name(args.file), result)
+    if args.json:
+        print(json.dumps({
+            "file": _name(args.file), "question": args.question, "agent": args.agent,
+            "method": args.method, "answer": extract_answer(result.prediction),
+            "prediction": result.prediction, "calls": result.calls,
+            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+            "seconds": round(result.seconds, 3), "error": result.error,
+        }, ensure_ascii=False))
+    else:
+        print(extract_answer(result.prediction))
+        print(f"calls {result.calls}, input tokens {result.input_tokens}, output tokens "
+              f"{result.output_tokens}, seconds {result.seconds:.1f}")
     _note_capped(getattr(engine, "stats", None) or getattr(
         getattr(engine, "_client", None), "stats", None))
     if result.prediction is None:

@@ -431,7 +431,9 @@ class TiktokenTokenizer:
 
 
 def _tiktoken_cache(name: str) -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "treeagent" / "tiktoken"
+    from treeagent.paths import cache_dir
+
+    base = cache_dir("tiktoken")
     _write_tiktoken_file(name, base)
     return base
 

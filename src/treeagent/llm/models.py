@@ -53,8 +53,11 @@ class ModelSource:
 
 
 def cache_root() -> Path:
-    """Where derived files go: ``$TREEAGENT_CACHE_DIR`` or ``./.cache`` (gitignored)."""
-    return Path(os.environ.get("TREEAGENT_CACHE_DIR", ".cache")).absolute()
+    """Where derived files go: ``$TREEAGENT_CACHE_DIR``, else the user's cache directory
+    (:func:`treeagent.paths.cache_dir`), never the working directory."""
+    from treeagent.paths import cache_dir
+
+    return cache_dir()
 
 
 def _package_dir(name: str) -> Path:
