@@ -147,23 +147,17 @@ def _vllm_options(params: Any, agent: str) -> dict[str, Any]:
     return dict(options) if name == "vllm" else {}
 
 
-def _extra_args(extra: Sequence[str], fixed: Mapping[str, str]) -> list[str]:
-    """``extra`` without the flags the serve step sets itself (same value: dropped;
-    another value: :class:`ServeError`)."""
+def _extra_args(extra: Sequence[str], owned: Sequence[str]) -> list[str]:
+    """``extra`` without the flags the serve step sets itself (``owned``, with their
+    values): ``serve.*`` and ``agents.*`` decide those for every server; in
+    ``engine.options.extra_args`` they are the ``vllm`` engine's own server's."""
     out, words, i = [], [str(w) for w in extra], 0
     while i < len(words):
-        flag, value = words[i].partition("=")[0], None
-        if "=" in words[i]:
-            value, step = words[i].partition("=")[2], 1
-        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
-            value, step = words[i + 1], 2
-        else:
-            step = 1
-        if flag in fixed:
-            if value != fixed[flag]:
-                raise ServeError(f"engine.options.extra_args: {flag} {value} conflicts with "
-                                 f"the serve step's {flag} {fixed[flag]} (set it in serve)")
-        else:
+        flag = words[i].partition("=")[0]
+        takes_value = "=" not in words[i] and i + 1 < len(words) \
+            and not words[i + 1].startswith("--")
+        step = 2 if takes_value else 1
+        if flag not in owned:
             out += words[i:i + step]
         i += step
     return out
@@ -190,7 +184,9 @@ def plan(params: Any, *, launch: Launch | None = None,
         options = _vllm_options(params, agent)
         source = resolve_model(params[f"agents.{agent}.model"])
         weights = served_weights(source)
-        revision = str(params[f"agents.{agent}.revision"])
+        pinned = str(params[f"agents.{agent}.revision"])
+        revision = None if pinned == "auto" else pinned
+        extra = _extra_args(options.get("extra_args", ()), _SET_BY_SERVE)
         limit = request_limit(params, agent, source)
         vllm_bin = options.get("vllm_bin") or env_in.get("TREEAGENT_VLLM_BIN", DEFAULT_VLLM_BIN)
         start = (launch or (lambda w, b=vllm_bin: launcher(b, w)))(weights)
@@ -198,20 +194,13 @@ def plan(params: Any, *, launch: Launch | None = None,
             index = a_index * replicas + replica
             mine = tuple(gpus[index * tp:(index + 1) * tp])
             port = int(sv["port"]) + index
-            fixed = {"--host": str(sv["host"]), "--port": str(port),
-                     "--served-model-name": source.model_id,
-                     "--max-model-len": str(limit), "--seed": str(params["seed"])}
-            if revision != "auto":
-                fixed["--revision"] = revision
-            if mine:
-                fixed["--tensor-parallel-size"] = str(tp)
             command = serve_command(
                 start, host=str(sv["host"]), port=port, served_name=source.model_id,
                 seed=int(params["seed"]), dtype=str(options.get("dtype") or
                                                     ("auto" if mine else "bfloat16")),
                 max_num_seqs=int(options.get("concurrency", 64)), max_model_len=limit,
-                gpu=bool(mine), extra_args=_extra_args(options.get("extra_args", ()), fixed),
-                revision=fixed.get("--revision"), tensor_parallel=tp if mine else None)
+                gpu=bool(mine), extra_args=extra, revision=revision,
+                tensor_parallel=tp if mine else None)
             env = ({"CUDA_VISIBLE_DEVICES": ",".join(map(str, mine))} if mine else
                    {"VLLM_CPU_KVCACHE_SPACE": str(options.get("kv_cache_gb", 2))})
             servers.append(Server(agent, replica, source.model_id, weights, mine,
