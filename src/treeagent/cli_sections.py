@@ -45,7 +45,7 @@ def read_input(file: str, max_bytes: int | None = None) -> str:
         head = raw[: exc.start]
         line, col = head.count(b"\n") + 1, exc.start - (head.rfind(b"\n") + 1) + 1
         raise formats.ReadError(f"<stdin>:{line}:{col}: not valid UTF-8") from None
-    return " " + text[1:] if text.startswith("\ufeff") else text
+    return text  # a BOM stays U+FEFF, as formats.read_document keeps it
 
 
 def _fail(message: str) -> int:
