@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "treeagent.cli_run",  # treeagent run
     "treeagent.bench.cli",  # treeagent bench build | show | export
     "treeagent.cli_plan",  # treeagent plan
+    "treeagent.cli_serve",  # treeagent serve
 )
 """Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
 
