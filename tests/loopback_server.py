@@ -4,8 +4,9 @@ latency, unless a fault plan says otherwise for that attempt.
 
 Fault plan: ``faults(prompt, attempt) -> action | None`` where ``attempt`` counts this
 prompt's arrivals from 1 and ``action`` is ``"500"``, ``"429:<seconds>"`` (Retry-After),
-``"hang"`` (never answers), ``"drop"`` (closes the connection without a reply) or
-``"400"``. In a thread: ``with LoopbackOpenAI(...) as server: server.url``. As a process:
+``"hang"`` (never answers), ``"drop"`` (closes the connection without a reply),
+``"400"``, or a malformed 200 reply: ``"notjson"`` (an HTML page), ``"nochoices"`` (JSON
+without ``choices``) or ``"nullcontent"`` (a message whose content is null). In a thread: ``with LoopbackOpenAI(...) as server: server.url``. As a process:
 ``python tests/loopback_server.py --latency 0.05 [--log FILE]`` prints ``PORT <n>``;
 ``--log`` appends every prompt that arrives (one JSON string per line, flushed).
 """
@@ -64,7 +65,7 @@ class LoopbackOpenAI:
                 if status == -1:  # drop: close without a reply
                     writer.transport.abort()
                     return
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 head = [f"HTTP/1.1 {status} X", "Content-Type: application/json",
                         f"Content-Length: {len(data)}", "Connection: keep-alive"]  # fmt: skip
                 head += [f"{k}: {v}" for k, v in extra.items()]
@@ -79,7 +80,7 @@ class LoopbackOpenAI:
 
     async def _route(
         self, method: str, path: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, dict[str, str], dict]:
+    ) -> tuple[int, dict[str, str], dict | bytes]:
         if method == "GET" and path in ("/health", "/v1/models"):
             return 200, {}, {"data": [{"id": "loopback"}]}
         if not (method == "POST" and path.endswith("/chat/completions")):
@@ -102,6 +103,13 @@ class LoopbackOpenAI:
             return 500, {}, {"error": "injected 500"}
         if action == "400":  # a careless server that echoes the request's credentials
             return 400, {}, {"error": "bad request", "auth": headers.get("authorization")}
+        if action == "notjson":  # a proxy's error page served with status 200
+            return 200, {}, b"<html><body>502 Bad Gateway</body></html>"
+        if action == "nochoices":
+            return 200, {}, {"object": "error", "message": "overloaded"}
+        if action == "nullcontent":
+            return 200, {}, {"choices": [{"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": None}}]}
         if action and action.startswith("429"):
             return 429, {"Retry-After": action.partition(":")[2] or "0"}, {"error": "slow down"}
         if self.latency:

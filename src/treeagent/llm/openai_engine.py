@@ -6,14 +6,18 @@ httpx (issue 3 item 1).
 * Transport: httpx (default: honours proxy settings from the environment), aiohttp
   (``http_client="aiohttp"``) or httptools (``"httptools"``, the least client CPU per
   call: the one for many calls/s to local servers); figures in ``http_clients``.
-* Timeouts: ``timeout`` per attempt, ``deadline`` per call (all attempts and waits;
+* Timeouts: ``timeout`` bounds each attempt whole (connect to last byte: a server that
+  trickles bytes is cut there too), ``deadline`` each call (all attempts and waits;
   default twice ``timeout``); retries (``max_retries``) with exponential backoff and full
-  jitter on 408/429/5xx, connection errors and timeouts, honouring ``Retry-After``.
-  Retries exhausted or deadline passed: the Response is unavailable (``text=None``,
-  ``error`` set; paper C.4) -- never an exception.
+  jitter on 408/429/5xx, connection errors, timeouts and malformed 200 replies (not
+  JSON, no ``choices``, a message with neither content nor tool calls: a proxy's error
+  page, an overloaded server), honouring ``Retry-After``. Retries exhausted or deadline
+  passed: the Response is unavailable (``text=None``, ``error`` set; paper C.4) -- never
+  an exception.
 * Replies are capped: a body over ``max_reply_bytes`` is refused while it arrives (the
   call is unavailable), a reply text over the request's ``max_tokens`` (a server that
-  ignores it) is cut to it; both are counted in :attr:`OpenAIEngine.stats`.
+  ignores it) is cut to it; both are counted in :attr:`OpenAIEngine.stats`, with the
+  requests sent (every attempt), the retries and the malformed replies.
 * The API key comes from the environment variable named by ``api_key_env``; it is sent
   only in the ``Authorization`` header and scrubbed (before any cut) from every error
   message and reply text, as is any ``Bearer`` credential a server echoes.
@@ -75,6 +79,10 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _Malformed(_Retryable):
+    """A 200 reply that is not a completion (retried like a 5xx, and counted)."""
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:
@@ -133,8 +141,10 @@ class OpenAIEngine:
         self.timeout = timeout
         self.deadline = deadline if deadline is not None else 2 * timeout
         self.max_reply_bytes = max_reply_bytes
-        #: replies refused for size, cut to max_tokens, calls past their deadline
-        self.stats = {"capped_bytes": 0, "capped_tokens": 0, "deadline_exceeded": 0}
+        #: replies refused for size, cut to max_tokens, calls past their deadline;
+        #: requests sent (every attempt), retries, malformed 200 replies
+        self.stats = {"capped_bytes": 0, "capped_tokens": 0, "deadline_exceeded": 0,
+                      "requests": 0, "retries": 0, "malformed": 0}
         self.backoff_base, self.backoff_max = backoff_base, backoff_max
         self.retry_after_max = retry_after_max
         self.extra_body = dict(extra_body or {})
@@ -232,11 +242,16 @@ class OpenAIEngine:
             url = self._pick()
             self.in_flight[url] += 1
             self.sent[url] += 1
+            self.stats["requests"] += 1
             try:
-                reply = await transport.post(f"{url}/chat/completions", body, headers)
+                async with asyncio.timeout(self.timeout):  # the whole attempt, not per read
+                    reply = await transport.post(f"{url}/chat/completions", body, headers)
                 return self._parse(reply, started, request.sampling.max_tokens)
             except _Retryable as exc:
+                self.stats["malformed"] += isinstance(exc, _Malformed)
                 last[0], wait = str(exc), exc.retry_after
+            except TimeoutError:  # this attempt's timeout (the call's deadline propagates)
+                last[0], wait = f"attempt timeout of {self.timeout:g} s exceeded", None
             except ReplyTooLarge as exc:  # would come again: unavailable now
                 self.stats["capped_bytes"] += 1
                 return self._unavailable(str(exc), started)
@@ -248,6 +263,7 @@ class OpenAIEngine:
                 self.in_flight[url] -= 1
             if attempt == self.max_retries:
                 break
+            self.stats["retries"] += 1
             await asyncio.sleep(self._delay(attempt, wait))
         return self._unavailable(f"retries exhausted ({self.max_retries}): {last[0]}", started)
 
@@ -270,11 +286,20 @@ class OpenAIEngine:
             raise _Retryable(f"HTTP {status}: {cut(self._scrub(text))}", after)
         if status >= 400:
             raise ValueError(f"HTTP {status}: {cut(self._scrub(text))}")
-        data = json.loads(text)
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-        usage = data.get("usage") or {}
-        content = message.get("content") or ""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise _Malformed(f"HTTP {status}: reply is not JSON: "
+                             f"{cut(self._scrub(text))}") from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+            raise _Malformed(f"HTTP {status}: reply has no choices: {cut(self._scrub(text))}")
+        message = choices[0].get("message") or {}
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is None and not (isinstance(message, dict) and message.get("tool_calls")):
+            raise _Malformed(f"HTTP {status}: reply has no content (null) and no tool calls")
+        content = content or ""
         if not isinstance(content, str):
             raise ValueError(f"reply content is a {type(content).__name__}, not text")
         content = self._scrub(content)
