@@ -16,6 +16,7 @@ from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 from tokenizers import Tokenizer
 
+from treeagent.integrations import DocumentError
 from treeagent.integrations.langchain import TreeSplitter
 from treeagent.tree import ParseError
 
@@ -129,9 +130,10 @@ def test_format_from_source_extension_and_content():
 
 
 def test_malformed_input_names_line_and_column():
-    with pytest.raises(ParseError) as err:
+    with pytest.raises(DocumentError) as err:
         TreeSplitter(budget=64, format="json").split_text('{"a": 1,\n  "b": }')
     assert (err.value.line, err.value.col) == (2, 8)
+    assert isinstance(err.value.error, ParseError)
 
 
 KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)

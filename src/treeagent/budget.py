@@ -19,9 +19,13 @@ def kappa(budget: int, n: int, flat_count: int) -> tuple[int, int, int]:
     return abs(n - flat_count), int(n < flat_count), budget
 
 
-def search(count: Callable[[int], int], base_budget: int, flat_count: int) -> SearchResult:
+def search(count: Callable[[int], int], base_budget: int, flat_count: int,
+           top: int | None = None) -> SearchResult:
     """B*(x, C) per A.2: keep C if n(C) <= N; else binary-search the transition to
     n(B) <= max(N, n(2C-1)) and compare it with its predecessor by kappa.
+
+    ``top`` replaces 2C-1 as the range's top (the splitters' ``chunk_size``, a hard
+    maximum; docs/library.md); the benchmark keeps [C, 2C-1].
 
     The predecessor comparison is taken to the first budget holding the predecessor's
     count, so that for a non-increasing n(B) the result is exactly the kappa-argmin
@@ -34,7 +38,7 @@ def search(count: Callable[[int], int], base_budget: int, flat_count: int) -> Se
             cache[b] = count(b)
         return cache[b]
 
-    c, big = base_budget, 2 * base_budget - 1
+    c, big = base_budget, 2 * base_budget - 1 if top is None else max(top, base_budget)
     if n(c) <= flat_count or big == c:
         return SearchResult(c, n(c), flat_count, cache)
     target = max(flat_count, n(big))

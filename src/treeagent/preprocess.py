@@ -41,9 +41,11 @@ class Sectioned:
 
 
 def section_tree(
-    tree: Tree, tokenizer: Tokenizer, base_budget: int, search: bool = True
+    tree: Tree, tokenizer: Tokenizer, base_budget: int, search: bool = True,
+    top: int | None = None,
 ) -> Sectioned:
-    """Sections of ``tree`` at B* (or at C when ``search`` is off)."""
+    """Sections of ``tree`` at B* (or at C when ``search`` is off); ``top`` replaces
+    2C-1 as the top of the search range (:func:`treeagent.budget.search`)."""
     if base_budget < 1:
         raise ValueError("the base budget C must be a positive number of tokens")
     index = TokenIndex(tree.text, tokenizer)
@@ -52,7 +54,7 @@ def section_tree(
     evaluated: dict[int, int] = {}
     chosen = base_budget
     if search:
-        result = budget_search.search(lambda b: count(sectioner, b), base_budget, n_flat)
+        result = budget_search.search(lambda b: count(sectioner, b), base_budget, n_flat, top)
         chosen, evaluated = result.budget, result.evaluated
     sections = sectioner.finalize(sectioner.partition(tree.root, chosen), chosen)
     return Sectioned(
