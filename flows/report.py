@@ -77,7 +77,9 @@ def render(files: list[str], out: str, params: str, runs_dir: str = "runs"
                            evidence_records=ev_records,
                            provenance=provenance.collect(p, scores, ev),
                            validation=validation, seed=int(p["seed"]),
-                           note=SMALL_MODEL_NOTE if small else None)
+                           note=SMALL_MODEL_NOTE if small else None,
+                           grid=[(f, t, int(n)) for f in p["build.formats"]
+                                 for t in p["build.tasks"] for n in p["build.lengths"]])
     views = db.discover(".")
     views["scores"] = files
     db.write_database(Path(out) / "treeagent.duckdb", views)

@@ -1,8 +1,10 @@
 """The HTML report as a reader sees it: rendered by Debian's headless Chromium.
 
-``--dump-dom`` gives the DOM after load (provenance, every table and figure present,
-every figure loaded at print size); ``--screenshot`` a page that is not blank. CI installs
-the browser (`.ci/run`: ``apt-get install chromium``) so this runs there, never skipped.
+``--dump-dom`` gives the DOM after load (provenance, every table and figure present);
+``--screenshot`` a page that is not blank; the DevTools protocol (tests/chromium_cdp.py)
+the layout of index.html copied alone (every figure loaded from the page itself, shown at
+its native size). CI installs the browser (`.ci/run`: ``apt-get install chromium``) so
+this runs there, never skipped.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class _Dom(html.parser.HTMLParser):
         if tag == "table":
             self.tables += 1
         elif tag == "img":
-            self.imgs.append(a.get("src", ""))
+            self.imgs.append(a.get("data-file", ""))
+            assert a.get("src", "").startswith("data:image/png;base64,")
         elif tag == "a":
             self.links.append(a.get("href", ""))
 
@@ -120,6 +123,23 @@ def test_dom_has_provenance_every_table_and_figure(rendered):
     assert sorted(dom.imgs) == ["figures/evidence.png", "figures/figure2.png",
                                 "figures/figure3.png"]
     assert {"validation/raw.json", "validation/scores.json"} <= set(dom.links)
+
+
+def test_index_html_alone_shows_every_figure_at_native_size(rendered, tmp_path):
+    from chromium_cdp import Page
+
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(rendered.out / "index.html", alone / "index.html")  # no figures/ beside it
+    with Page((alone / "index.html").as_uri(), tmp_path / "profile", width=WIDTH) as page:
+        imgs = page.eval("[...document.images].map(i => [i.complete, i.naturalWidth, "
+                         "i.naturalHeight, i.clientWidth, i.clientHeight])")
+        captions = page.eval("[...document.querySelectorAll('figcaption')].length")
+    assert len(imgs) == 3
+    for complete, nw, nh, w, h in imgs:
+        assert complete and nw >= 900, imgs
+        assert (w, h) == (nw, nh), imgs  # one CSS pixel per image pixel: native size
+    assert captions == 0  # this report's figures have no note
 
 
 def test_figures_are_print_size():

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from treeagent.report import tables as T
+from treeagent.report import uncertainty as U
 
 SAMPLES_PER_METHOD = 5
 PREDICTION_CHARS = 160
@@ -29,6 +30,11 @@ def _pct(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     return f"{float(x):.1f}%"
+
+
+def _with_interval(score: float, iv: U.Interval) -> str:
+    bounds = f" [{100 * iv.lo:.1f}, {100 * iv.hi:.1f}]" if iv.known else ""
+    return f"{score:.1f}{bounds} n={iv.n}{U.FLAG if iv.small else ''}"
 
 
 def provenance_blocks(prov: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -46,9 +52,14 @@ def provenance_blocks(prov: dict[str, Any]) -> list[tuple[str, Any]]:
     return [("h2", "Provenance"), ("kv", (rows, "provenance"))]
 
 
-def task_length_blocks(cells: pd.DataFrame, names: dict[str, str]) -> list[tuple[str, Any]]:
-    """One table per dataset: rows agent x method x task, columns lengths, 'score (n)'."""
-    out: list[tuple[str, Any]] = [("h2", "Scores per task and length (%, n examples)")]
+def task_length_blocks(cells: pd.DataFrame, names: dict[str, str],
+                       intervals: dict[tuple, U.Interval] | None = None
+                       ) -> list[tuple[str, Any]]:
+    """One table per dataset: rows agent x method x task, columns lengths, each cell
+    'score [95% interval] n=...' (the interval where ``intervals`` has the cell)."""
+    out: list[tuple[str, Any]] = [
+        ("h2", "Scores per task and length (%, [95% interval], n examples)"),
+        ("p", U.describe())]
     for ds in T.ordered(cells["dataset"], T.DATASETS):
         t = T.task_length_scores(cells, ds)
         lengths = sorted(set(int(n) for n in t["length"]))
@@ -60,7 +71,9 @@ def task_length_blocks(cells: pd.DataFrame, names: dict[str, str]) -> list[tuple
                    T.TASK_NAMES.get(task, task)]
             for n in lengths:
                 v = lookup.get((agent, method, task, n))
-                row.append("—" if v is None else f"{v[0]:.1f} ({v[1]})")
+                iv = (intervals or {}).get((ds, task, n, agent, method)) or U.Interval(
+                    math.nan, math.nan, v[1] if v else 0)
+                row.append("—" if v is None else _with_interval(v[0], iv))
             rows.append(row)
         out += [("p", f"{T.DATASET_NAMES.get(ds, ds)}:"),
                 ("table", (["Memory agent", "Method", "Task",

@@ -2,8 +2,9 @@
 
 Missing points (NaN) are left out of the plot, never drawn as zero. Points and bars at
 0 stay visible: markers are drawn over the axis (not clipped by it) and a bar of height 0
-is marked by a tick at 0; an optional ``note`` (e.g. "All scores are 0.") is written
-under the panels.
+is marked by a tick at 0. No caption or note is drawn into an image: the report writes
+each caption once, as text under its figure. Panels wrap at :data:`MAX_COLUMNS`, so every
+figure is between 960 and 1020 pixels wide and the report shows it at its native size.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ def _pyplot():
 
 MIN_WIDTH_IN = 6.4  # inches at DPI: figures are at least 960 px wide (print size)
 DPI = 150
+MAX_COLUMNS = 2  # 2 panels of 3.4 in at 150 dpi: 1020 px, within the report's page
 
 
 def _grid(n: int) -> tuple[int, int]:
-    cols = min(n, 4)
+    cols = min(n, MAX_COLUMNS)
     return math.ceil(n / cols), cols
 
 
@@ -75,24 +77,16 @@ def _zero_tick(ax, x: float, color: str | None) -> None:
             zorder=4)
 
 
-def _note(fig, note: str | None) -> float:
-    """Write ``note`` under the panels; the bottom margin it takes (figure fraction)."""
-    if not note:
-        return 0.0
-    fig.text(0.5, 0.01, note, ha="center", va="bottom", fontsize=9, style="italic")
-    return 0.06
-
-
 def all_zero(values: Any) -> bool:
     """Whether ``values`` has a number and every number is 0 (NaN ignored)."""
     v = pd.Series(values, dtype=float).dropna()
     return bool(len(v)) and bool((v == 0).all())
 
 
-def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None,
-            note: str | None = None) -> Path:
+def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None
+            ) -> Path:
     """Figure 2: score (%) vs context length, one panel per agent, one series per method;
-    score axes from 0 to 100; ``note`` under the panels."""
+    score axes from 0 to 100."""
     plt = _pyplot()
     agent_names = agent_names or {}
     agents = list(dict.fromkeys(curve["agent"]))
@@ -112,7 +106,7 @@ def figure2(curve: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False)
-    fig.tight_layout(rect=(0, _note(fig, note), 1, 0.9))
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return _save(fig, plt, path)
 
 
@@ -142,10 +136,10 @@ def evidence_figure(table: pd.DataFrame, path: str | Path) -> Path:
     return _save(fig, plt, path)
 
 
-def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None,
-            note: str | None = None) -> Path:
+def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] | None = None
+            ) -> Path:
     """Figure 3: TreeAgent - Flat gain (%) per task, one panel per agent (own y-range;
-    -1 to 1 when every gain of the panel is 0); ``note`` under the panels."""
+    -1 to 1 when every gain of the panel is 0)."""
     plt = _pyplot()
     agent_names = agent_names or {}
     agents = [a for a in dict.fromkeys(gains["agent"]) if a != "mean"]
@@ -172,7 +166,7 @@ def figure3(gains: pd.DataFrame, path: str | Path, agent_names: dict[str, str] |
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(agents):]:
         ax.axis("off")
-    fig.tight_layout(rect=(0, _note(fig, note), 1, 1))
+    fig.tight_layout(rect=(0, 0, 1, 1))
     return _save(fig, plt, path)
 
 

@@ -6,19 +6,22 @@ the tables and ``null`` in metrics.json.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import math
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
 from treeagent.report import tables as T
+from treeagent.report import uncertainty as U
 
 MISSING = "—"
-_NUMERIC = re.compile(r"^[-−+\[\]()\d.,%\s—]*$")
+_NUMERIC = re.compile(r"^[-−+\[\]()\d.,%\s—n=†]*$")
 MAX_MISSING_LISTED = 40
 ZERO_SCORES = "All scores are 0: every point lies on the 0 line (the series overlap)."
 ZERO_GAINS_ZERO_SCORES = "All scores are 0, so every gain is 0 (the ticks on the 0 line)."
@@ -42,12 +45,25 @@ def _num(x: Any, digits: int = 4) -> float | None:
     return round(float(x), digits)
 
 
+_MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def md_text(text: Any) -> str:
+    """Text for report.md that a CommonMark renderer shows as written: ``&``, ``<``,
+    ``>`` as entities (no raw HTML, so a ``<script>`` in a question or prediction stays
+    text), emphasis, link, code, table and heading marks backslash-escaped, line breaks
+    as spaces."""
+    out = "".join(_MD_ENTITIES.get(ch, ch) for ch in str(text))
+    return " ".join(_MD_PUNCT.sub(r"\\\1", out).splitlines())
+
+
 def _markdown(headers: list[str], rows: list[list[str]], table_id: str = "") -> str:
     def cell(c: str) -> str:
-        text = str(c).replace("|", "\\|")
+        text = md_text(c)
         return f"**{text}**" if isinstance(c, Bold) else text
 
-    lines = ["| " + " | ".join(headers) + " |",
+    lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
              "|" + "|".join(":--" if i == 0 else "--:" for i in range(len(headers))) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -79,8 +95,19 @@ def _groups(agents: list[str]) -> list[str]:
     return [*agents, "mean"] if len(agents) > 1 else list(agents)
 
 
-def table1_rows(t1: T.Table1, names: dict[str, str]) -> tuple[list[str], list[list[str]]]:
-    """Table 1 as header + rows; the best method per agent group and column is Bold."""
+def with_interval(text: str, iv: U.Interval | None, digits: int = 1) -> str:
+    """``text`` (a score) followed by its 95% interval (in %), n and the small-n flag."""
+    if iv is None or text == MISSING:
+        return text
+    bounds = f" [{100 * iv.lo:.{digits}f}, {100 * iv.hi:.{digits}f}]" if iv.known else ""
+    return f"{text}{bounds} n={iv.n}{U.FLAG if iv.small else ''}"
+
+
+def table1_rows(t1: T.Table1, names: dict[str, str],
+                intervals: dict[tuple[str, str], dict[str, U.Interval]] | None = None
+                ) -> tuple[list[str], list[list[str]]]:
+    """Table 1 as header + rows, each score with its interval and n where ``intervals``
+    are given; the best method per agent group and column is Bold."""
     cols = [*t1.datasets, "avg"]
     headers = ["Memory agent", "Method", *[T.DATASET_NAMES.get(d, d) for d in t1.datasets],
                "AVG."]
@@ -97,18 +124,33 @@ def table1_rows(t1: T.Table1, names: dict[str, str]) -> tuple[list[str], list[li
             row = [label if i == 0 else "", T.METHOD_NAMES.get(method, method)]
             for col in cols:
                 v = t1.value(group, method, col)
-                text = fmt(v)
+                iv = intervals.get((group, method), {}).get(col) if intervals else None
+                text = with_interval(fmt(v), iv)
                 row.append(Bold(text) if best[col] is not None and not math.isnan(v)
                            and round(v, 2) == best[col] else text)
             rows.append(row)
     return headers, rows
 
 
+def _interval_metrics(intervals: dict[tuple[str, str], dict[str, U.Interval]]
+                      ) -> dict[str, Any]:
+    """metrics.json's ``intervals``: group -> method -> column -> lo, hi (%), n, method."""
+    out: dict[str, Any] = {}
+    for (group, method), row in intervals.items():
+        out.setdefault(group, {})[method] = {
+            col: {"lo": _num(100 * iv.lo), "hi": _num(100 * iv.hi), "n": iv.n,
+                  "method": iv.method or None, "small": iv.small}
+            for col, iv in row.items()}
+    return out
+
+
 def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
-              names: dict[str, str], figures: dict[str, str], seed: int = 42
+              names: dict[str, str], figures: dict[str, str], seed: int = 42,
+              grid: list[tuple[str, str, int]] | None = None
               ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
     """Report blocks as (kind, payload) plus metrics.json content."""
     t1 = T.table1(cells)
+    intervals = U.table1_intervals(scores, seed)
     ds_name = T.DATASET_NAMES.get(dataset, dataset)
     both = {"flat", "treeagent"} <= set(t1.methods)
     blocks: list[tuple[str, Any]] = [
@@ -116,9 +158,12 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
         ("p", "Mean over examples per (dataset, task, length, agent, method) cell, then "
               "tasks and lengths equally per dataset, datasets equally (AVG.), agents "
               "equally (C.4). Bold: the strictly best method within each group and column "
-              "(no bold on a tie). Examples per cell: in the per-task tables below."),
-        ("table", (*table1_rows(t1, names), "table1")),
+              "(no bold on a tie). Each score: [95% interval] and n, the examples behind "
+              "it; per cell: in the per-task tables below."),
+        ("table", (*table1_rows(t1, names, intervals), "table1")),
+        ("p", U.describe()),
     ]
+    blocks += [("note", n) for n in T.column_notes(cells, grid)]
     metrics: dict[str, Any] = {
         "unit": "percent",
         "rows": int(len(scores)),
@@ -126,6 +171,7 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
         "agent_mean": {m: _num(t1.value("mean", m, "avg")) for m in t1.methods},
         "by_dataset": {a: {m: {d: _num(t1.value(a, m, d)) for d in t1.datasets}
                            for m in t1.methods} for a in [*t1.agents, "mean"]},
+        "intervals": _interval_metrics(intervals),
     }
     if both:
         gains = {a: t1.value(a, "treeagent", "avg") - t1.value(a, "flat", "avg")
@@ -138,11 +184,9 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
     blocks += clip_blocks
     if both:
         blocks += [("h2", "Figure 2: score (%) vs context length"),
-                   ("img", (figures.get("figure2"), "figure2"))]
-        blocks += [("p", n) for n in [figures.get("figure2_note")] if n]
+                   ("img", (figures.get("figure2"), "figure2", figures.get("figure2_note")))]
         blocks += [("h2", f"Figure 3: per-task gains TreeAgent − Flat on {ds_name} (%)"),
-                   ("img", (figures.get("figure3"), "figure3"))]
-        blocks += [("p", n) for n in [figures.get("figure3_note")] if n]
+                   ("img", (figures.get("figure3"), "figure3", figures.get("figure3_note")))]
         g = T.task_gains(cells, dataset)
         tasks = T.task_order(g["task"])
         agents = [a for a in dict.fromkeys(g["agent"]) if a in _groups(t1.agents)]
@@ -168,8 +212,12 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
                          f"pairs, seed {seed})."),
                    ("table", (["Memory agent", "Difference", "95% CI", "Matched"],
                               [[names.get(x.agent, x.agent), fmt(x.diff),
-                                f"[{fmt(x.lo)}, {fmt(x.hi)}]", str(x.n)]
+                                f"[{fmt(x.lo)}, {fmt(x.hi)}]",
+                                f"{x.n}{U.FLAG if x.n < U.MIN_N else ''}"]
                                for x in d.itertuples()], "table4"))]
+        few = [x for x in d.itertuples() if x.n < U.MIN_N]
+        if few:
+            blocks.append(("note", table4_warning(few, names)))
         metrics["paired"] = {x.agent: {"diff": _num(x.diff), "lo": _num(x.lo),
                                        "hi": _num(x.hi), "n": int(x.n)}
                              for x in d.itertuples()}
@@ -186,17 +234,27 @@ def _sections(scores: pd.DataFrame, cells: pd.DataFrame, dataset: str,
     else:
         blocks.append(("p", "Flat vs TreeAgent comparisons (Figures 2-3, Tables 3-4, "
                             "match rate) need both methods; not available."))
-    missing = T.missing_cells(cells)
+    missing = T.missing_cells(cells, grid)
     metrics["missing_cells"] = int(len(missing))
     blocks.append(("h2", f"Missing cells: {len(missing)}"))
     if len(missing):
         listed = missing.head(MAX_MISSING_LISTED)
-        blocks.append(("table", (["Dataset", "Agent", "Method", "Task", "Length"],
-                                 [[r.dataset, r.agent, r.method, r.task, T.length_label(r.length)]
+        blocks.append(("table", (["Dataset", "Agent", "Method", "Task", "Length", "Why"],
+                                 [[r.dataset, r.agent, r.method, r.task,
+                                   T.length_label(r.length), r.why]
                                   for r in listed.itertuples()], "missing")))
         if len(missing) > len(listed):
             blocks.append(("p", f"… and {len(missing) - len(listed)} more."))
     return blocks, metrics
+
+
+def table4_warning(few: list[Any], names: dict[str, str]) -> str:
+    """The warning under Table 4 when an agent has fewer than MIN_N matched pairs."""
+    listed = ", ".join(f"{names.get(x.agent, x.agent)} {x.n}" for x in few)
+    return (f"{U.FLAG} Too few matched pairs to mean anything ({listed}; the rule: fewer "
+            f"than {U.MIN_N}). A bootstrap of so few pairs can only resample the few "
+            "differences there are: its interval is as narrow or as wide as they happen "
+            "to be, not a statement about the method.")
 
 
 CLIP_NOTE = (
@@ -233,28 +291,61 @@ def _clip_section(scores: pd.DataFrame, names: dict[str, str]
     return blocks, metrics
 
 
-def _img(payload: Any) -> tuple[str | None, str]:
-    return payload if isinstance(payload, tuple) else (payload, "")
+def _img(payload: Any) -> tuple[str | None, str, str | None]:
+    """An ``img`` block's (path, id, caption): the caption is written once, under the
+    figure (never drawn into the image)."""
+    parts = tuple(payload) if isinstance(payload, tuple) else (payload,)
+    return (parts[0], parts[1] if len(parts) > 1 else "",
+            parts[2] if len(parts) > 2 else None)
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) in pixels from a PNG's IHDR chunk; None if ``data`` is no PNG."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def _figure_html(src: str | None, fig_id: str, caption: str | None, base: Path) -> str:
+    """A figure embedded as a data: URI (the page alone keeps it) shown at its native
+    pixel size, with its caption once below; a missing file keeps its relative path."""
+    if not src:
+        return f"<p>{MISSING}</p>"
+    path = base / src
+    ref, size = src, None
+    if path.is_file():
+        data = path.read_bytes()
+        size = png_size(data)
+        if size:
+            ref = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure id="{html.escape(fig_id)}"><img src="{html.escape(ref)}"{dims} '
+            f'alt="{html.escape(fig_id or src)}" data-file="{html.escape(src)}">{cap}'
+            f"</figure>")
 
 
 def _write_markdown(blocks: list[tuple[str, Any]], title: str) -> str:
-    out = [f"# {title}", ""]
+    out = [f"# {md_text(title)}", ""]
     for kind, payload in blocks:
         if kind == "h2":
-            out += [f"## {payload}", ""]
+            out += [f"## {md_text(payload)}", ""]
         elif kind == "p":
-            out += [payload, ""]
+            out += [md_text(payload), ""]
         elif kind == "note":
-            out += [f"> {payload}", ""]
+            out += [f"> {md_text(payload)}", ""]
         elif kind == "table":
             out += [_markdown(*payload), ""]
         elif kind == "kv":
             out += [_markdown(["", ""], payload[0]), ""]
         elif kind == "links":
-            out += [f"- [{text}]({href})" for text, href in payload] + [""]
+            out += [f"- [{md_text(text)}]({quote(href, safe='/:#%')})"
+                    for text, href in payload] + [""]
         elif kind == "img":
-            src, _ = _img(payload)
-            out += [f"![{Path(src).stem}]({src})" if src else MISSING, ""]
+            src, _, caption = _img(payload)
+            out += [f"![{md_text(Path(src).stem)}]({quote(src, safe='/:#%')})"
+                    if src else MISSING, ""]
+            out += [md_text(caption), ""] if caption else []
     return "\n".join(out)
 
 
@@ -269,12 +360,13 @@ th{background:#f4f4f5;font-weight:600}td,th{padding:4px 10px;border:1px solid #e
   text-align:left;vertical-align:top}td.num{text-align:right}
 tbody tr:nth-child(even){background:#fafafa}td b{color:#b00020}
 table.kv td{text-align:left}table.kv td:first-child{font-weight:600;white-space:nowrap}
-figure{margin:1em 0}figure img{width:100%;max-width:1100px;border:1px solid #e4e4e7}
+figure{margin:1em 0;overflow-x:auto}figure img{max-width:none;border:1px solid #e4e4e7}
+figcaption{font-style:italic;margin-top:.3em}
 ul.links li{margin:.2em 0}
 """
 
 
-def _write_html(blocks: list[tuple[str, Any]], title: str) -> str:
+def _write_html(blocks: list[tuple[str, Any]], title: str, base: Path) -> str:
     body = [f"<h1>{html.escape(title)}</h1>"]
     for kind, payload in blocks:
         if kind == "h2":
@@ -296,10 +388,7 @@ def _write_html(blocks: list[tuple[str, Any]], title: str) -> str:
                             for text, href in payload)
             body.append(f'<ul class="links">{items}</ul>')
         elif kind == "img":
-            src, fig_id = _img(payload)
-            body.append(f'<figure id="{html.escape(fig_id)}"><img src="{html.escape(src)}" '
-                        f'alt="{html.escape(fig_id or src)}"></figure>'
-                        if src else f"<p>{MISSING}</p>")
+            body.append(_figure_html(*_img(payload), base))
     return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width\"><title>"
             f"{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
@@ -312,12 +401,14 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
                  evidence_records: pd.DataFrame | None = None,
                  provenance: dict[str, Any] | None = None,
                  validation: list[str] | None = None, seed: int = 42,
-                 note: str | None = None) -> dict[str, Any]:
+                 note: str | None = None,
+                 grid: list[tuple[str, str, int]] | None = None) -> dict[str, Any]:
     """Write report.md, index.html (one list of blocks), figures/ and metrics.json under
     ``out``; return metrics. ``evidence``/``evidence_records``: the rows of
     :mod:`treeagent.evidence`; ``provenance``: :func:`treeagent.report.provenance.collect`;
-    ``validation``: gate result files to link; ``seed``: the bootstrap's; ``note``: a
-    sentence shown under the title."""
+    ``validation``: gate result files to link; ``seed``: the bootstraps'; ``note``: a
+    sentence shown under the title; ``grid``: the build's (format, task, length) cells,
+    so that a cell with no example is listed under Missing cells."""
     from treeagent.report import blocks as B
     from treeagent.report import figures as F
 
@@ -331,22 +422,21 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
         curve = T.length_curve(cells)
         if F.all_zero(curve["score"]):
             figs["figure2_note"] = ZERO_SCORES
-        F.figure2(curve, out_dir / "figures" / "figure2.png", names,
-                  note=figs.get("figure2_note"))
+        F.figure2(curve, out_dir / "figures" / "figure2.png", names)
         figs["figure2"] = "figures/figure2.png"
         gains = T.task_gains(cells, dataset)
         if len(gains):
             if F.all_zero(gains.loc[gains["agent"] != "mean", "gain"]):
                 figs["figure3_note"] = ZERO_GAINS_ZERO_SCORES if F.all_zero(
                     cells.loc[cells["dataset"] == dataset, "score"]) else ZERO_GAINS
-            F.figure3(gains, out_dir / "figures" / "figure3.png", names,
-                      note=figs.get("figure3_note"))
+            F.figure3(gains, out_dir / "figures" / "figure3.png", names)
             figs["figure3"] = "figures/figure3.png"
-    blocks, metrics = _sections(scores, cells, dataset, names, figs, seed)
+    blocks, metrics = _sections(scores, cells, dataset, names, figs, seed, grid)
     head: list[tuple[str, Any]] = [("note", note)] if note else []
     if provenance:
         head += B.provenance_blocks(provenance)
-    tail: list[tuple[str, Any]] = B.task_length_blocks(cells, names)
+    tail: list[tuple[str, Any]] = B.task_length_blocks(
+        cells, names, {k: U.cell_interval(v, seed) for k, v in U.cell_values(scores).items()})
     if evidence is not None and len(evidence):
         table = T.evidence_integrity(evidence)
         F.evidence_figure(table, out_dir / "figures" / "evidence.png")
@@ -361,7 +451,8 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
     blocks = head + blocks[:missing_at] + tail + blocks[missing_at:]
     title = "TreeAgent benchmark report"
     (out_dir / "report.md").write_text(_write_markdown(blocks, title), encoding="utf-8")
-    (out_dir / "index.html").write_text(_write_html(blocks, title), encoding="utf-8")
+    (out_dir / "index.html").write_text(_write_html(blocks, title, out_dir),
+                                        encoding="utf-8")
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n",
                                           encoding="utf-8")
     return metrics

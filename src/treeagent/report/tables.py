@@ -352,16 +352,60 @@ def section_match_rate(scores: pd.DataFrame, dataset: str = "json") -> pd.DataFr
     return pd.DataFrame(rows, columns=["agent", "n", "rate"])
 
 
-def missing_cells(cells: pd.DataFrame) -> pd.DataFrame:
-    """Every (dataset, agent, method, task, length) cell the design needs but lacks."""
+def missing_cells(cells: pd.DataFrame, grid: Sequence[tuple[str, str, int]] | None = None
+                  ) -> pd.DataFrame:
+    """Every (dataset, agent, method, task, length) cell the design needs but lacks, with
+    ``why``: first, for each cell of the build's ``grid`` (format, task, length) with no
+    example at all, one row with agent and method "all" and "no examples built"; then
+    "not scored" (the cell has examples under another agent or method)."""
     design = Design.of(cells)
     have = set(_cell_dict(cells))
     rows = [
-        {"dataset": ds, "agent": agent, "method": method, "task": t, "length": n}
+        {"dataset": ds, "agent": agent, "method": method, "task": t, "length": n,
+         "why": "not scored"}
         for ds in design.datasets for agent in design.agents for method in design.methods
         for t, n in design.grid[ds] if (ds, t, n, agent, method) not in have
     ]
-    return pd.DataFrame(rows, columns=["dataset", "agent", "method", "task", "length"])
+    observed = {(ds, t, n) for ds, pairs in design.grid.items() for t, n in pairs}
+    empty = [(str(d), str(t), int(n)) for d, t, n in grid or []
+             if (str(d), str(t), int(n)) not in observed]
+    rank = {d: i for i, d in enumerate(ordered({d for d, _, _ in empty}, DATASETS))}
+    trank = {t: i for i, t in enumerate(task_order({t for _, t, _ in empty}))}
+    built = [{"dataset": d, "agent": "all", "method": "all", "task": t, "length": n,
+              "why": "no examples built"}
+             for d, t, n in sorted(set(empty), key=lambda c: (rank[c[0]], trank[c[1]], c[2]))]
+    return pd.DataFrame(built + rows, columns=["dataset", "agent", "method", "task", "length", "why"])
+
+
+def column_notes(cells: pd.DataFrame, grid: Sequence[tuple[str, str, int]] | None = None
+                 ) -> list[str]:
+    """Where Table 1's columns average different (task, length) sets: one sentence per
+    dataset column that lacks cells of the build's ``grid`` (without a grid: of the cells
+    any dataset has), and one for a dataset of the grid with no column at all."""
+    design = Design.of(cells)
+    every = {(t, n) for pairs in design.grid.values() for t, n in pairs}
+    wanted: dict[str, set[tuple[str, int]]] = {}
+    for d, t, n in grid or []:
+        wanted.setdefault(str(d), set()).add((str(t), int(n)))
+    notes = []
+    for ds in ordered(set(design.datasets) | set(wanted), DATASETS):
+        need = wanted.get(ds, every) if grid else every
+        have = set(design.grid.get(ds, []))
+        name = DATASET_NAMES.get(ds, ds)
+        if not have:
+            notes.append(f"{name} has no scored examples: no column, and AVG. leaves it out.")
+            continue
+        rank = {t: i for i, t in enumerate(task_order({t for t, _ in need - have}))}
+        lacking = sorted(need - have, key=lambda p: (rank[p[0]], p[1]))
+        if lacking:
+            listed = ", ".join(f"{TASK_NAMES.get(t, t)} at {length_label(n)}"
+                               for t, n in lacking)
+            notes.append(f"{name} averages {len(have)} of {len(need)} task × length cells "
+                         f"(no examples: {listed}).")
+    if notes:
+        notes.append("These columns average different task sets, and so does AVG. over "
+                     "them: compare them with care.")
+    return notes
 
 
 def clip_counts(scores: pd.DataFrame) -> pd.DataFrame:

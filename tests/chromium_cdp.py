@@ -1,0 +1,127 @@
+"""Drive Debian's headless Chromium over the DevTools protocol on a pipe (no port, no
+network, no extra package): open a page, evaluate JavaScript, click an element with a
+real mouse event. For the report's and the viewer's browser tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars"]
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise AssertionError("no Chromium: install Debian's package (apt-get install chromium); "
+                         ".ci/run does this before `make test`")
+
+
+class Page:
+    """One tab of a fresh headless Chromium (its own profile under ``profile``)."""
+
+    def __init__(self, url: str, profile: Path, width: int = 1280, height: int = 1000,
+                 timeout: float = 60.0) -> None:
+        to_child, self._w = os.pipe()
+        self._r, from_child = os.pipe()
+
+        def fds() -> None:  # the protocol's pipe: Chromium reads fd 3, writes fd 4
+            a, b = os.dup(to_child), os.dup(from_child)  # neither is 3 or 4 now
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(
+            [chromium(), *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}",
+             f"--window-size={width},{height}", "about:blank"],
+            preexec_fn=fds, close_fds=False,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_child)
+        os.close(from_child)
+        self._buf = b""
+        self._id = 0
+        self.timeout = timeout
+        target = self._call("Target.createTarget", {"url": url})["targetId"]
+        self.session = self._call("Target.attachToTarget",
+                                  {"targetId": target, "flatten": True})["sessionId"]
+        self._call("Emulation.setDeviceMetricsOverride",
+                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                   session=True)
+        end = time.monotonic() + timeout
+        while self.eval("document.readyState") != "complete":
+            if time.monotonic() > end:
+                raise TimeoutError(f"{url} did not load")
+            time.sleep(0.05)
+
+    def _call(self, method: str, params: dict[str, Any] | None = None,
+              session: bool = False) -> dict[str, Any]:
+        self._id += 1
+        msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = self.session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        end = time.monotonic() + self.timeout
+        while True:
+            while b"\0" not in self._buf:
+                if time.monotonic() > end:
+                    raise TimeoutError(method)
+                chunk = os.read(self._r, 1 << 16)
+                if not chunk:
+                    raise RuntimeError(f"Chromium closed the pipe during {method}")
+                self._buf += chunk
+            raw, self._buf = self._buf.split(b"\0", 1)
+            reply = json.loads(raw)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+
+    def eval(self, expression: str) -> Any:
+        """The value of a JavaScript expression in the page."""
+        result = self._call("Runtime.evaluate", {"expression": expression,
+                                                 "returnByValue": True,
+                                                 "awaitPromise": True}, session=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"].get("text", "exception"))
+        return result["result"].get("value")
+
+    def click(self, selector: str) -> None:
+        """A left click (press and release) at the centre of the first element matching
+        ``selector``, scrolled into view first."""
+        box = self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+                        " if (!e) return null; e.scrollIntoView({block: 'center'});"
+                        " const r = e.getBoundingClientRect();"
+                        " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        if box is None:
+            raise AssertionError(f"no element {selector}")
+        for kind in ("mousePressed", "mouseReleased"):
+            self._call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
+                                                    "button": "left", "clickCount": 1},
+                       session=True)
+
+    def close(self) -> None:
+        try:
+            self._call("Browser.close")
+        except (RuntimeError, TimeoutError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._r)
+        os.close(self._w)
+
+    def __enter__(self) -> Page:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
