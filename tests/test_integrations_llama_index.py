@@ -68,3 +68,36 @@ def test_only_the_path_reaches_embeddings(parsed):
     shown = nodes[1].get_content(metadata_mode=MetadataMode.EMBED)
     assert f"section_path: {nodes[1].metadata['section_path']}" in shown
     assert "tokens:" not in shown and "start_index" not in shown
+
+
+def test_chunk_size_is_a_maximum_and_from_defaults_agrees():
+    docs = [Document(text=USGS.read_text(encoding="utf-8"), metadata={"file_name": "e.json"})]
+    nodes = TreeNodeParser(chunk_size=256).get_nodes_from_documents(docs)
+    assert max(n.metadata["tokens"] for n in nodes) <= 256
+    assert all(128 <= n.metadata["budget"] <= 256 for n in nodes)
+    again = TreeNodeParser.from_defaults(chunk_size=256).get_nodes_from_documents(
+        docs, show_progress=True)
+    assert [n.get_content() for n in again] == [n.get_content() for n in nodes]
+
+
+def test_unknown_arguments_are_refused():
+    with pytest.raises(ValueError, match="chunk_sise"):
+        TreeNodeParser(chunk_sise=256)
+    with pytest.raises(ValueError):
+        TreeNodeParser(chunk_size=256, budget=256)
+    with pytest.raises(ValueError):
+        TreeNodeParser(on_error="skip")
+
+
+def test_fallback_keeps_the_batch_and_names_the_document():
+    docs = [Document(text='{"a": [1,', metadata={"file_name": "broken.json"}),
+            Document(text=NVD.read_text(encoding="utf-8"), metadata={"file_name": NVD.name})]
+    with pytest.warns(UserWarning, match=r"broken\.json:1:"):
+        nodes = TreeNodeParser(chunk_size=256, on_error="fallback").get_nodes_from_documents(docs)
+    broken = [n for n in nodes if n.metadata["file_name"] == "broken.json"]
+    assert [n.metadata["fallback"] for n in broken] == [True]
+    assert broken[0].metadata["parse_error"].startswith("broken.json:1:")
+    assert "parse_error" not in broken[0].get_content(metadata_mode=MetadataMode.EMBED)
+    assert all(not n.metadata["fallback"] for n in nodes if n not in broken)
+    with pytest.raises(ValueError, match=r"^broken\.json:1:"):
+        TreeNodeParser(chunk_size=256).get_nodes_from_documents(docs)
