@@ -1,14 +1,17 @@
 """Prefect flow ``evaluate`` (DVC stages ``evaluate@<agent>-<method>``): one memory agent in
 one mode over every validated example.
 
-Thin over :func:`treeagent.agents.evaluate.evaluate` (issue 3) and
-:func:`treeagent.agents.evaluate.write_run` (the outputs and the summary): examples run
-concurrently as state machines, every ready call batched to the engine, every call
-journaled in the durable cache (``evaluate.cache``) before use -- so a retried or killed
-run resumes without repeating a call, and a new model revision recomputes only that
-model's calls. Writes ``runs/<agent>/<method>/predictions.parquet`` (scored-row columns
-without ``score``, plus ``error``), ``trace.jsonl`` (one line per call) and
-``summary.json`` (calls, tokens, unavailable responses, prompt cuts: a DVC metric).
+Thin over :mod:`treeagent.agents.shards` and :func:`treeagent.agents.evaluate.write_run`:
+the examples are split into ``evaluate.shards`` deterministic shards, mapped as Prefect
+tasks over the task runner of ``runner:`` (threads, a Dask LocalCluster, or a Dask
+scheduler's workers on many hosts) and merged in example order, so the outputs do not
+depend on the runner. In a shard, examples run concurrently as state machines, every
+ready call batched to the engine, every call journaled in the shard's cache file before
+use -- so a retried or killed shard resumes without repeating a call, and a new model
+revision recomputes only that model's calls. Writes ``runs/<agent>/<method>/``
+``predictions.parquet`` (scored-row columns without ``score``, plus ``error``),
+``trace.jsonl`` (one line per call) and ``summary.json`` (calls, tokens, unavailable
+responses, prompt cuts: a DVC metric).
 
     python flows/evaluate.py --agent memagent --method treeagent [--params params.yaml]
 """
@@ -16,7 +19,6 @@ without ``score``, plus ``error``), ``trace.jsonl`` (one line per call) and
 from __future__ import annotations  # noqa: I001 (_common precedes prefect)
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -26,64 +28,59 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 
-@task(name="load-examples", cache_policy=NO_CACHE)
-def load_examples(formats: list[str], validated_dir: str) -> list[Any]:
-    """Every validated example of ``formats``, in file order."""
-    from treeagent.bench.io import read_examples
-
-    examples = []
-    for fmt in formats:
-        examples += list(read_examples(Path(validated_dir) / "examples" / f"{fmt}.parquet"))
-    get_run_logger().info("%d examples from %s", len(examples), ", ".join(formats))
-    return examples
-
-
-@task(name="evaluate", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE,
-      task_run_name="evaluate-{agent}-{method}")
-def run_agent(examples: list[Any], agent: str, method: str, engine_name: str,
-              engine_options: dict[str, Any], pinned: str, kwargs: dict[str, Any],
-              out_dir: str) -> dict[str, Any]:
-    """Evaluate, then write predictions, trace and summary (a retry reuses cached calls)."""
-    from treeagent.agents.evaluate import evaluate, write_run
-    from treeagent.llm import make_engine
+@task(name="evaluate-shard", retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE,
+      task_run_name="evaluate-{spec.agent}-{spec.method}-{spec.shard}-of-{spec.shards}")
+def run_shard(spec: Any) -> Any:
+    """Evaluate one shard (a retry, or a rerun after a killed worker, resumes from the
+    shard's cache file)."""
+    from treeagent.agents.shards import evaluate_shard
 
     log = get_run_logger()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    trace = out / "trace.jsonl"
-    trace.unlink(missing_ok=True)
-    engine = make_engine(engine_name, **engine_options)
-    log.info("%s/%s: %d examples on %s %s (revision %s)", agent, method, len(examples),
-             engine_name, engine.model, engine.revision)
-    if pinned not in ("auto", engine.revision):
-        log.warning("params pin revision %s; the engine reports %s (recorded in the rows)",
-                    pinned, engine.revision)
-    cache = kwargs.pop("cache", None)
-    if cache:
-        Path(cache).parent.mkdir(parents=True, exist_ok=True)
-    try:
-        rows = evaluate(examples, agent=agent, method=method, engine=engine, cache=cache,
-                        progress=True, trace=trace, run_id=f"{agent}/{method}", **kwargs)
-    finally:
-        asyncio.run(engine.aclose())
-    summary = write_run(rows, out, agent=agent, method=method, model=engine.model,
-                        model_revision=engine.revision, pinned_revision=pinned)
-    log.info("%s/%s: %s", agent, method, json.dumps(summary))
-    return summary
+    result = evaluate_shard(spec)
+    log.info("%s/%s shard %d of %d: %d examples on %s (revision %s)", spec.agent,
+             spec.method, spec.shard + 1, spec.shards, len(result.rows), result.model,
+             result.revision)
+    return result
 
 
 @flow(name="evaluate", log_prints=True)
 def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
                   validated_dir: str = "validated", runs_dir: str = "runs") -> dict[str, Any]:
-    """Run ``agent`` in ``method`` mode over ``build.formats``' examples."""
+    """Run ``agent`` in ``method`` mode over ``build.formats``' examples: ``evaluate.shards``
+    shards mapped over the flow's task runner (``runner:``), merged in example order."""
+    from treeagent.agents.evaluate import write_run
+    from treeagent.agents.shards import ShardSpec, merge_shards
+    from treeagent.runners import describe
+
+    log = get_run_logger()
     p = _common.load_params(params)
     if agent not in p.agents or method not in p.methods:
         raise ValueError(f"{agent}/{method} is not in evaluate.agents x evaluate.methods")
-    examples = load_examples(p["build.formats"], validated_dir)
+    files = tuple(str(Path(validated_dir) / "examples" / f"{fmt}.parquet")
+                  for fmt in p["build.formats"])
     name, options = p.engine_spec(agent)
     pinned = str(p[f"agents.{agent}.revision"])
-    return run_agent(examples, agent, method, name, options, pinned, p.evaluate_kwargs(agent),
-                     str(Path(runs_dir) / agent / method))
+    out = Path(runs_dir) / agent / method
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "trace.jsonl").unlink(missing_ok=True)
+    kwargs = p.evaluate_kwargs(agent)
+    if kwargs.get("cache"):
+        Path(kwargs["cache"]).parent.mkdir(parents=True, exist_ok=True)
+    n = p["evaluate.shards"]
+    specs = [ShardSpec(agent, method, k, n, files, name, options, kwargs, str(out))
+             for k in range(n)]
+    log.info("%s/%s: %d shard(s) on %s", agent, method, n, describe(p["runner"]))
+    futures = run_shard.map(specs)
+    results = [f.result() for f in futures]
+    rows = merge_shards(results, specs)
+    model, revision = results[0].model, results[0].revision
+    if pinned not in ("auto", revision):
+        log.warning("params pin revision %s; the engine reports %s (recorded in the rows)",
+                    pinned, revision)
+    summary = write_run(rows, out, agent=agent, method=method, model=model,
+                        model_revision=revision, pinned_revision=pinned)
+    log.info("%s/%s: %s", agent, method, json.dumps(summary))
+    return summary
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,8 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--method", required=True)
     ap.add_argument("--params", default=_common.PARAMS)
     args = ap.parse_args(argv)
-    _common.start(args.params)
-    evaluate_flow(args.agent, args.method, args.params)
+    p = _common.start(args.params)
+    from treeagent.runners import from_params
+
+    evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
+        args.agent, args.method, args.params)
 
 
 if __name__ == "__main__":

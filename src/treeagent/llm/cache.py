@@ -18,6 +18,13 @@ canonical JSON of messages + tools, sampling parameters), so
 Unavailable replies (retries exhausted, paper C.4) are journaled for the run summary but
 are not cached as answers: a rerun asks again. One :meth:`record` call is one
 transaction (one fsync under ``FULL``).
+
+Many processes and hosts: each shard of a sharded evaluation writes its own file
+(:func:`shard_path`; one writer per file, so no writer ever waits on another host's
+lock) and reads the run's main cache beneath it (``base=``); when the shards are done,
+:meth:`CallCache.merge` folds each shard file into the main cache in one transaction
+and the file is removed. A shard killed midway leaves its file behind: its rerun opens
+the same file and asks again only the calls whose replies were not committed.
 """
 
 from __future__ import annotations
@@ -119,7 +126,8 @@ class CallCache:
     """SQLite-backed cache + journal. Thread-safe: one writer connection (used by
     :meth:`record`, usually from the scheduler's writer thread) and one reader."""
 
-    def __init__(self, path: str | Path, run_id: str = "", synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: str | Path, run_id: str = "", synchronous: str = "NORMAL",
+                 base: str | Path | None = None) -> None:
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.synchronous = synchronous
@@ -135,6 +143,11 @@ class CallCache:
             self._writer.executescript(_SCHEMA)
             self._check_tables()
             self._reader = self._connect()
+            self._base = None  # answers beneath this file's (read only): the main cache
+            if base is not None and Path(base).is_file():
+                self._base = sqlite3.connect(Path(base), isolation_level=None,
+                                             check_same_thread=False)
+                self._base.execute("PRAGMA busy_timeout=60000")
         except sqlite3.DatabaseError as exc:  # not SQLite, read-only, locked, corrupt
             raise CacheError(f"{self.path}: cannot be used as a call cache ({exc})") from None
         except OSError as exc:
@@ -170,6 +183,16 @@ class CallCache:
                 ).fetchall()
                 for key, text, tools, n_in, n_out, latency in rows:
                     found[key] = Response(text, n_in, n_out, latency, None, True, json.loads(tools))
+                if self._base is not None and len(found) < len(unique):
+                    rest = [k for k in part if k not in found]
+                    rows = self._base.execute(
+                        "SELECT key, text, tool_calls, input_tokens, output_tokens, latency "
+                        f"FROM responses WHERE key IN ({','.join('?' * len(rest))})",
+                        rest,
+                    ).fetchall()
+                    for key, text, tools, n_in, n_out, latency in rows:
+                        found[key] = Response(text, n_in, n_out, latency, None, True,
+                                              json.loads(tools))
         return found
 
     def get(self, key: str) -> Response | None:
@@ -214,6 +237,40 @@ class CallCache:
                 conn.execute("ROLLBACK")
                 raise
 
+    def merge(self, other: str | Path, remove: bool = True) -> int:
+        """Fold the cache file ``other`` (a shard's) into this one in one transaction:
+        its answers (kept where this cache has none for a key) and its journal rows, in
+        their order; then delete ``other`` (and its WAL files) when ``remove``. Returns
+        the journal rows moved. A file that is not a call cache raises
+        :class:`CacheError` naming it."""
+        other = Path(other)
+        if not other.is_file():
+            return 0
+        check = CallCache(other)  # refuses a file that is not a call cache, naming it
+        check.close()
+        cols = ("run_id, program, key, prompt_hash, kind, engine, model, revision, "
+                "available, error, input_tokens, output_tokens, latency, created")
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("ATTACH DATABASE ? AS shard", (str(other),))
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute("INSERT OR IGNORE INTO responses SELECT * FROM shard.responses")
+                    moved = conn.execute(
+                        f"INSERT INTO journal ({cols}) SELECT {cols} FROM shard.journal "
+                        "ORDER BY id").rowcount
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            finally:
+                conn.execute("DETACH DATABASE shard")
+        if remove:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{other}{suffix}").unlink(missing_ok=True)
+        return moved
+
     def journal(self, run_id: str | None = None) -> list[dict]:
         """Journal rows (all runs, or one run), oldest first."""
         sql = "SELECT * FROM journal" + (" WHERE run_id = ?" if run_id else "") + " ORDER BY id"
@@ -243,9 +300,19 @@ class CallCache:
         with self._write_lock, self._read_lock:
             self._writer.close()
             self._reader.close()
+            if self._base is not None:
+                self._base.close()
 
     def __enter__(self) -> CallCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def shard_path(cache: str | Path, run: str, shard: int, shards: int) -> Path:
+    """The cache file of one shard of ``run`` beside the main cache ``cache``:
+    ``<cache stem>.shards/<run>/<shard>-of-<shards>.sqlite`` (the same path on every
+    rerun, so a killed shard resumes from its own file)."""
+    cache = Path(cache)
+    return cache.parent / f"{cache.stem}.shards" / run / f"{shard}-of-{shards}.sqlite"

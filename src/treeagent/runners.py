@@ -1,0 +1,61 @@
+"""The Prefect task runner named by ``params.yaml`` ``runner:``: where the build's cells
+and the evaluation's shards run.
+
+* ``thread``: a :class:`prefect.task_runners.ThreadPoolTaskRunner` of ``workers``
+  threads in the stage's own process;
+* ``dask``: a :class:`prefect_dask.DaskTaskRunner` -- with ``address: null`` a Dask
+  ``LocalCluster`` of ``workers`` worker processes (one thread each) on this machine,
+  else the Dask scheduler at ``address`` (``tcp://HOST:8786``), whose workers may sit on
+  many hosts.
+
+Outputs never depend on the runner: work is split into deterministic pieces and merged
+in a fixed order, so the runner is not a DVC parameter of any stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class RunnerError(ValueError):
+    """A runner that cannot be made (named in the message)."""
+
+
+def task_runner(name: str = "thread", address: str | None = None, workers: int = 1) -> Any:
+    """A Prefect task runner for ``name`` (``thread`` | ``dask``)."""
+    if workers < 1:
+        raise RunnerError(f"runner workers must be at least 1, got {workers}")
+    if name == "thread":
+        if address:
+            raise RunnerError("a scheduler address needs the dask runner")
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=workers)
+    if name == "dask":
+        try:
+            from prefect_dask import DaskTaskRunner
+        except ImportError:  # pragma: no cover - the pipeline extra declares it
+            raise RunnerError("runner dask needs prefect-dask and distributed "
+                              "(pip install 'treeagent[pipeline]')") from None
+        if address:
+            return DaskTaskRunner(address=address)
+        return DaskTaskRunner(cluster_class="distributed.LocalCluster", cluster_kwargs={
+            "n_workers": workers, "threads_per_worker": 1, "processes": True,
+            "dashboard_address": None})
+    raise RunnerError(f"unknown runner {name!r} (thread or dask)")
+
+
+def from_params(runner: Mapping[str, Any]) -> Any:
+    """:func:`task_runner` for a ``runner:`` mapping of params.yaml."""
+    return task_runner(runner.get("name", "thread"), runner.get("address"),
+                       int(runner.get("workers", 1)))
+
+
+def describe(runner: Mapping[str, Any]) -> str:
+    """One line for logs: ``dask LocalCluster of 2 processes``, ``2 threads``, ..."""
+    name, workers = runner.get("name", "thread"), int(runner.get("workers", 1))
+    if name == "dask":
+        where = runner.get("address")
+        return f"dask scheduler {where}" if where else f"dask LocalCluster of {workers} processes"
+    return f"{workers} thread{'s' * (workers != 1)}"
