@@ -116,3 +116,30 @@ def test_javascript_sections_paths(tmp_path, capsys):
     assert tk.count('1, -0, "x"') <= 8 < tk.count('1, -0, "x", `tpl`')  # greedy grouping
     assert "$.config.rules['no-var'][1]" in paths and "($.config.list, [0, 2])" in paths
     assert paths[-1] == "$.config.list[3]"
+
+
+def test_on_error_fallback_warns_and_sections_plain_text(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    text = '{"a": [1, 2,\n  "b": }' + " trailing words" * 12
+    bad.write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "sections", str(bad), "--budget", "8", "--tokenizer",
+                         "cl100k_base", "--on-error", "fallback", "--json", "--text")
+    assert code == 0
+    assert err == f"warning: {bad}:2:6: Expecting ',' delimiter; sectioned as plain text\n"
+    data = json.loads(out)
+    assert data["fallback"] is True and data["parse_error"].startswith(f"{bad}:2:6: ")
+    count = load("cl100k_base").count
+    assert "".join(s["text"] for s in data["sections"]) == text
+    assert all(s["kind"] == "text" and s["tokens"] == count(s["text"]) <= 8
+               for s in data["sections"])
+    # raise (the default) keeps the one-line error and status 2
+    code, out, err = run(capsys, "sections", str(bad), "--budget", "8")
+    assert code == 2 and out == "" and err == f"error: {bad}:2:6: Expecting ',' delimiter\n"
+
+
+def test_on_error_fallback_leaves_valid_input_alone(capsys):
+    usgs = Path(__file__).parents[1] / "src" / "treeagent" / "samples" / "usgs_events.json"
+    argv = ("sections", str(usgs), "--budget", "512", "--tokenizer", "cl100k_base", "--json")
+    code, plain, _ = run(capsys, *argv)
+    code2, fallback, err = run(capsys, *argv, "--on-error", "fallback")
+    assert code == code2 == 0 and err == "" and plain == fallback

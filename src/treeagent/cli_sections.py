@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "o200k_base, or a folder holding tokenizer.json")
     p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")
     p.add_argument("--no-search", action="store_true", help="use B = C (no budget search)")
+    p.add_argument("--on-error", choices=("raise", "fallback"), default="raise",
+                   help="raise: a document that does not parse is an error (status 2); "
+                   "fallback: warn and section it as plain text (default: raise)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--text", action="store_true",
                    help="with --json: add each section's text (as the agent reads it)")
@@ -60,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     name = "<stdin>" if args.file == "-" else args.file
+    problem: str | None = None  # why the document is sectioned as plain text (fallback)
     if not 0 < args.max_input_mb < float("inf"):
         return _fail("--max-input-mb: must be a positive number")
     try:
@@ -71,15 +75,23 @@ def run(args: argparse.Namespace) -> int:
     try:
         fmt = args.format or formats.detect(path, text)
     except ValueError as exc:
-        return _fail(str(exc))
+        if args.on_error != "fallback":
+            return _fail(str(exc))
+        fmt, problem = None, str(exc)
     try:
         tokenizer = tokens.load(args.tokenizer)
     except tokens.TokenizerError as exc:
         return _fail(f"--tokenizer: {exc}")
     try:
-        tree = formats.parse(text, fmt)
+        tree = formats.parse(text, fmt) if problem is None else None
     except ParseError as exc:
-        return _fail(f"{name}:{exc.line}:{exc.col}: {exc.message}")
+        problem = f"{name}:{exc.line}:{exc.col}: {exc.message}"
+        if args.on_error != "fallback":
+            return _fail(problem)
+    if problem is not None:
+        from treeagent.cli_fallback import print_fallback
+
+        return print_fallback(args, name, fmt, tokenizer, text, problem)
     result = section_tree(tree, tokenizer, args.budget, search=not args.no_search)
     if args.json:
         out = _as_json(name, fmt, tokenizer.name, result)
