@@ -3,11 +3,13 @@ before any call (issue 21; :mod:`treeagent.plan`).
 
 Reads the built grid (``validated/``) and the parameters; writes ``reports/plan.json``
 (a DVC metric: sections, calls, input/output token bounds per agent x method x format
-x length) and ``reports/plan.md`` (the table). GPU-hours appear when a throughput is
-given (``--prompt-tps``/``--output-tps``, tokens/s per GPU); the DVC stage runs without
-one (``treeagent plan --measure`` or those flags give them by hand).
+x length) and ``reports/plan.md`` (the table), with the wall clock under the params'
+sharding and serving (:mod:`treeagent.plan_wall`). GPU-hours appear when a throughput is
+given (``--prompt-tps``/``--output-tps``, tokens/s per GPU); the wall clock uses the
+stated default rates for any rate not given (``treeagent plan --measure`` measures them).
 
     python flows/plan.py [--params params.yaml] [--prompt-tps 20000 --output-tps 1500]
+                         [--sequence-tps 100] [--gpus 8]
 """
 
 from __future__ import annotations  # noqa: I001 (_common precedes prefect)
@@ -22,14 +24,17 @@ from prefect.cache_policies import NO_CACHE
 
 @task(name="plan", cache_policy=NO_CACHE)
 def make_plan(params_path: str, validated_dir: str, out_dir: str,
-              prompt_tps: float | None, output_tps: float | None, gpus: int) -> dict[str, Any]:
-    """Plan rows for every agent x method x built format x length; written to ``out_dir``."""
-    from treeagent import plan
+              prompt_tps: float | None, output_tps: float | None, gpus: int | None,
+              sequence_tps: float | None = None) -> dict[str, Any]:
+    """Plan rows for every agent x method x built format x length and the wall-clock
+    estimate; written to ``out_dir``."""
+    from treeagent import plan, plan_wall
 
     params = _common.load_params(params_path)
     rows, setups = plan.plan_params(params, validated_dir)
     throughput = plan.Throughput(prompt_tps, output_tps) if prompt_tps and output_tps else None
-    doc = plan.document(rows, setups, throughput, gpus)
+    wall, used = plan_wall.from_params(params, rows, throughput, sequence_tps, gpus)
+    doc = plan.document(rows, setups, throughput, used, wall)
     json_path, md_path = plan.write(doc, out_dir)
     log = get_run_logger()
     log.info("plan: %d rows -> %s, %s", len(rows), json_path, md_path)
@@ -40,8 +45,10 @@ def make_plan(params_path: str, validated_dir: str, out_dir: str,
 @flow(name="plan", log_prints=True)
 def plan_flow(params: str = _common.PARAMS, validated_dir: str = "validated",
               out_dir: str = "reports", prompt_tps: float | None = None,
-              output_tps: float | None = None, gpus: int = 1) -> dict[str, Any]:
-    return make_plan(params, validated_dir, out_dir, prompt_tps, output_tps, gpus)
+              output_tps: float | None = None, gpus: int | None = None,
+              sequence_tps: float | None = None) -> dict[str, Any]:
+    return make_plan(params, validated_dir, out_dir, prompt_tps, output_tps, gpus,
+                     sequence_tps)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,11 +58,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="reports")
     ap.add_argument("--prompt-tps", type=float)
     ap.add_argument("--output-tps", type=float)
-    ap.add_argument("--gpus", type=int, default=1)
+    ap.add_argument("--sequence-tps", type=float)
+    ap.add_argument("--gpus", type=int)
     args = ap.parse_args(argv)
     _common.start(args.params)
     plan_flow(args.params, args.validated, args.out, args.prompt_tps, args.output_tps,
-              args.gpus)
+              args.gpus, args.sequence_tps)
 
 
 if __name__ == "__main__":

@@ -184,7 +184,7 @@ def test_plan_document_schema_and_hours(examples, setups, tmp_path):
     totals = stored["totals"]
     for key in ("calls_min", "calls_max", "input_tokens_max", "output_tokens_max", "examples"):
         assert totals[key] == sum(r[key] for r in stored["rows"])
-    assert totals["wall_hours"] == pytest.approx(totals["gpu_hours"] / 4, abs=1e-4)
+    assert "wall_hours" not in totals and stored["wall"] is None  # no layout given
     assert set(stored["agents"]) == set(setups)
     assert stored["agents"]["memagent"]["request_limit"] == 8192  # SmolLM2's window
     table = md_path.read_text().splitlines()
@@ -217,10 +217,50 @@ def test_cli_prints_and_writes_the_plan(examples, tmp_path, capsys, monkeypatch)
     assert {(r["agent"], r["method"]) for r in printed["rows"]} == {
         (a, m) for a in ("memagent", "rememr1") for m in ("flat", "treeagent")}
     assert (out / "plan.md").read_text().count("| memagent |") == 2
+    wall = printed["wall"]
+    assert wall["rates"]["prompt"] == {"tokens_per_s": 1000.0, "source": "given"}
+    assert wall["rates"]["sequence"]["source"].startswith("stated default")
+    assert wall["layout"]["gpus"] == {"memagent": 1, "rememr1": 1}  # --gpus 1: in turn
+    assert printed["totals"]["wall_hours"] == wall["total_hours"] == wall["parallel_hours"]
+    assert [(s["agent"], s["method"], s["examples"]) for s in wall["stages"]] == [
+        (a, m, 2) for a in ("memagent", "rememr1") for m in ("flat", "treeagent")]
+
+
+def test_example_costs_add_up_to_the_row_in_grid_order(examples, setups):
+    rows = plan.plan_examples(examples, [setups["memagent"]], METHODS, BUDGET)
+    for row in rows:
+        assert [i for i, _ in row.example_costs] == [0, 1]
+        total = plan.Cost()
+        for _, cost in row.example_costs:
+            total.add(cost)
+        assert total == row.cost
+
+
+def test_cli_wall_clock_follows_gpus_and_serve(examples, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(plan, "read_grid", lambda folder, formats: iter(examples))
+    params = _params(tmp_path)
+    base = ["plan", "--params", str(params), "--out", str(tmp_path / "r"), "--json"]
+    assert main([*base, "--gpus", "8", "--sequence-tps", "40"]) == 0
+    spread = json.loads(capsys.readouterr().out)
+    assert spread["wall"]["layout"]["gpus"] == {"memagent": 4, "rememr1": 4}
+    assert spread["wall"]["rates"]["sequence"] == {"tokens_per_s": 40.0, "source": "given"}
+    assert spread["wall"]["rates"]["output"]["source"].startswith("stated default")
+    p = yaml.safe_load(params.read_text())
+    p["serve"].update(enabled=True, replicas=2, tensor_parallel=2)
+    params.write_text(yaml.safe_dump(p))
+    assert main(base) == 0
+    served = json.loads(capsys.readouterr().out)
+    assert served["gpus"] == 8
+    assert served["wall"]["layout"]["replicas"] == {"memagent": 2, "rememr1": 2}
+    assert main([*base[:-1]]) == 0
+    text = capsys.readouterr().out
+    assert "Rates assumed:" in text and "with one evaluate stage at a time" in text
 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--prompt-tps", "100"], "give both --prompt-tps and --output-tps"),
+    (["--gpus", "0"], "must be positive"),
+    (["--sequence-tps", "-3"], "must be positive"),
     (["--validated", "nowhere"], "nowhere/examples/json.parquet: no built examples"),
     (["--params", "missing.yaml"], "missing.yaml"),
 ])
@@ -258,4 +298,5 @@ def test_measure_recovers_the_prompt_and_output_rates():
                       new_tokens=32, runs=3)
     assert tp.prompt == pytest.approx(40000, rel=0.1)
     assert tp.output == pytest.approx(2000, rel=0.1)
+    assert tp.sequence == pytest.approx(2000, rel=0.1)  # a lone call: new tokens / O
     assert "timed-double" in tp.source

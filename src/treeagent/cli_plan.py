@@ -1,10 +1,14 @@
 """``treeagent plan``: what the configured evaluation will cost, before any call (issue 21).
 
 Prints a table per agent x method x format x length (sections, calls, input and output
-tokens, GPU-hours) and writes ``reports/plan.json`` and ``reports/plan.md``
-(:mod:`treeagent.plan`). Throughput: ``--prompt-tps``/``--output-tps`` (tokens per
-second per GPU), or ``--measure`` (the configured engine of the first agent, on fixed
-prompts). A bad params file or a missing grid is one ``error:`` line and exit 2.
+tokens, GPU-hours), then the wall clock under the pipeline's sharding
+(:mod:`treeagent.plan_wall`: ``evaluate.shards`` over each agent's GPUs, ``serve``'s
+replicas or ``--gpus`` spread over the agents) with the rates it assumes and their
+source; writes ``reports/plan.json`` and ``reports/plan.md`` (:mod:`treeagent.plan`).
+Rates: ``--prompt-tps``/``--output-tps``/``--sequence-tps`` (tokens per second), or
+``--measure`` (the configured engine of the first agent, on fixed prompts); any rate not
+given is a stated default, printed as such. A bad params file or a missing grid is one
+``error:`` line and exit 2.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="reports", help="folder for plan.json and plan.md")
     p.add_argument("--prompt-tps", type=float, help="prompt tokens/s per GPU")
     p.add_argument("--output-tps", type=float, help="output tokens/s per GPU")
-    p.add_argument("--gpus", type=int, default=1, help="GPUs in parallel (wall time)")
+    p.add_argument("--sequence-tps", type=float,
+                   help="decode tokens/s of one sequence (bounds an example's chain of calls)")
+    p.add_argument("--gpus", type=int, help="GPUs spread over the agents (default: serve's "
+                   "replicas x tensor_parallel per agent when serve.enabled, else 1)")
     p.add_argument("--measure", action="store_true",
                    help="measure the throughput of the configured engine first")
     p.add_argument("--measure-prompt-tokens", type=int, default=3000,
@@ -43,12 +50,14 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from treeagent import config, plan
+    from treeagent import config, plan, plan_wall
 
     if (args.prompt_tps is None) != (args.output_tps is None):
         return _fail("give both --prompt-tps and --output-tps (or --measure)")
-    if args.gpus < 1 or any(v is not None and v <= 0 for v in (args.prompt_tps, args.output_tps)):
-        return _fail("--gpus, --prompt-tps and --output-tps must be positive")
+    if (args.gpus is not None and args.gpus < 1) or any(
+            v is not None and v <= 0
+            for v in (args.prompt_tps, args.output_tps, args.sequence_tps)):
+        return _fail("--gpus, --prompt-tps, --output-tps and --sequence-tps must be positive")
     try:
         params = config.load(args.params)
     except config.ParamsError as exc:
@@ -64,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except ValueError as exc:  # a stored example that does not re-materialize
         return _fail(f"{args.validated}: {exc}")
-    doc = plan.document(rows, setups, throughput, args.gpus)
+    wall, gpus = plan_wall.from_params(params, rows, throughput, args.sequence_tps, args.gpus)
+    doc = plan.document(rows, setups, throughput, gpus, wall)
     plan.write(doc, args.out)
     print(json.dumps(doc, indent=2) if args.json else plan.table(doc))
     return 0

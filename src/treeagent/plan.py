@@ -17,7 +17,8 @@ agent x method x format x length:
   to the context window). Output tokens: at most each call's new-token limit.
 * time: GPU-hours at a throughput the user gives (prompt and output tokens/s per GPU)
   or measures (:func:`measure`), from the upper bounds: ``input / prompt_rate +
-  output / output_rate``.
+  output / output_rate``; the wall clock under the pipeline's sharding from each
+  example's bounds (:mod:`treeagent.plan_wall`).
 """
 
 from __future__ import annotations
@@ -59,11 +60,13 @@ ROW_KEYS = ("agent", "method", "format", "length", "examples", "sections", "flat
 
 @dataclass(frozen=True)
 class Throughput:
-    """Tokens per second per GPU: prompt (prefill) and output (decode)."""
+    """Tokens per second per GPU: prompt (prefill) and output (decode, batched); and one
+    sequence's decode rate where known (it bounds an example's chain of calls)."""
 
     prompt: float
     output: float
     source: str = "given"
+    sequence: float | None = None
 
     def gpu_hours(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens / self.prompt + output_tokens / self.output) / 3600.0
@@ -100,6 +103,8 @@ class Row:
     flat_sections: int = 0
     budget_sum: int = 0
     cost: Cost = field(default_factory=Cost)
+    example_costs: list[tuple[int, Cost]] = field(default_factory=list, repr=False)
+    """Each example's cost with its position in the grid (the evaluate stage's order)."""
 
     def as_dict(self, throughput: Throughput | None) -> dict[str, Any]:
         c = self.cost
@@ -359,7 +364,7 @@ def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods
     tokenizer (by name) and sectioning (Flat / structural)."""
     prompts = prompts or Prompts()
     rows: dict[tuple[str, str, str, int], Row] = {}
-    for ex in examples:
+    for position, ex in enumerate(examples):
         docs: dict[tuple[str, str], Document] = {}
         for setup in setups:
             sizer = Sizer(prompts, setup.tokenizer, setup.request_limit)
@@ -379,6 +384,7 @@ def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods
                 row.flat_sections += doc.flat_count
                 row.budget_sum += doc.budget
                 row.cost.add(cost)
+                row.example_costs.append((position, cost))
     order = {a: i for i, a in enumerate(AGENTS)}
     return sorted(rows.values(), key=lambda r: (order[r.agent], methods.index(r.method),
                                                 r.format, r.length))
@@ -471,8 +477,11 @@ def read_grid(validated: str | Path, formats: Sequence[str]) -> Iterator[Any]:
 # --------------------------------------------------------------------------- output
 
 def document(rows: Sequence[Row], setups: Sequence[AgentSetup],
-             throughput: Throughput | None, gpus: int = 1) -> dict[str, Any]:
-    """The plan as written to ``reports/plan.json`` (schema: :data:`ROW_KEYS` rows)."""
+             throughput: Throughput | None, gpus: int = 1,
+             wall: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The plan as written to ``reports/plan.json`` (schema: :data:`ROW_KEYS` rows);
+    ``wall``: the wall-clock estimate (:func:`treeagent.plan_wall.estimate`), whose total
+    becomes ``totals.wall_hours``."""
     out_rows = [r.as_dict(throughput) for r in rows]
     total = Cost()
     for r in rows:
@@ -481,11 +490,14 @@ def document(rows: Sequence[Row], setups: Sequence[AgentSetup],
                               "sections": sum(r.sections for r in rows), **asdict(total)}
     if throughput is not None:
         hours = throughput.gpu_hours(total.input_tokens_max, total.output_tokens_max)
-        totals.update(gpu_hours=round(hours, 4), wall_hours=round(hours / gpus, 4))
+        totals.update(gpu_hours=round(hours, 4))
+    if wall is not None:
+        totals.update(wall_hours=wall["total_hours"])
     return {
         "schema": SCHEMA_VERSION, "columns": list(ROW_KEYS), "rows": out_rows,
         "totals": totals, "gpus": gpus,
         "throughput": asdict(throughput) if throughput is not None else None,
+        "wall": wall,
         "agents": {s.agent: {"tokenizer": s.tokenizer_name, "request_limit": s.request_limit,
                              "limits": asdict(s.limits), "options": s.options}
                    for s in setups},
@@ -519,14 +531,35 @@ def table(plan: dict[str, Any]) -> str:
             f"{span(r['input_tokens_min'], r['input_tokens_max'])} | "
             f"<={_human(r['output_tokens_max'])} | "
             f"{'' if hours is None else f'<={hours:.3g}'} |")
-    tp = plan["throughput"]
-    if tp:
-        lines.append(f"\nAt {tp['prompt']:.0f} prompt and {tp['output']:.0f} output tokens/s "
-                     f"per GPU ({tp['source']}), {plan['gpus']} GPU(s): "
-                     f"<= {plan['totals']['wall_hours']:.3g} h wall (upper bounds).")
-    else:
-        lines.append("\nNo throughput given: pass --prompt-tps and --output-tps, or --measure.")
+    if plan.get("wall"):
+        lines += ["", *wall_lines(plan["wall"])]
+    if not plan["throughput"]:
+        lines.append("\nGPU-hours: pass --prompt-tps and --output-tps, or --measure.")
     return "\n".join(lines)
+
+
+def wall_lines(wall: dict[str, Any]) -> list[str]:
+    """The wall-clock estimate (:mod:`treeagent.plan_wall`) as printed under the table:
+    the rates with their sources, the layout, the hours."""
+    r, lay = wall["rates"], wall["layout"]
+    out = ["Rates assumed:"]
+    for key, label in (("prompt", "prompt tokens/s per GPU"),
+                       ("output", "output tokens/s per GPU (batched)"),
+                       ("sequence", "decode tokens/s of one sequence")):
+        out.append(f"- {r[key]['tokens_per_s']:,.0f} {label} ({r[key]['source']})")
+    gpus = ", ".join(f"{a} {n} GPU(s) in {lay['replicas'][a]} replica(s)"
+                     for a, n in lay["gpus"].items())
+    out.append(f"Layout ({lay['source']}): {gpus}; {lay['shards']} shard(s) per stage, "
+               f"{lay['concurrency']} example(s) in flight per shard, "
+               f"{lay['workers']} worker(s).")
+    slow = max(wall["stages"], key=lambda s: s["seconds"], default=None)
+    if slow is not None:
+        out.append(f"Slowest stage: evaluate@{slow['agent']}-{slow['method']} "
+                   f"{slow['seconds'] / 3600:.3g} h ({slow['bound']} bound).")
+    out.append(f"Wall clock (token upper bounds at these rates): {wall['total_hours']:.3g} h "
+               f"with one evaluate stage at a time (dvc repro); {wall['parallel_hours']:.3g} h "
+               "with every agent's stages at once on its own GPUs.")
+    return out
 
 
 def write(plan: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
@@ -546,7 +579,8 @@ def measure(engine: Any, prompt_tokens: int = 3000, calls: int = 32, new_tokens:
             runs: int = 3) -> Throughput:
     """Prompt and output tokens/s of ``engine`` (median of ``runs``): ``calls`` prompts of
     ~``prompt_tokens`` tokens with 1 new token (prefill), then with ``new_tokens``; the
-    output rate is the extra output over the extra time."""
+    output rate is the extra output over the extra time; one sequence's rate the same
+    with a lone call."""
     import asyncio
     import statistics
 
@@ -577,11 +611,19 @@ def measure(engine: Any, prompt_tokens: int = 3000, calls: int = 32, new_tokens:
         decode = max(t2 - t1 * p2 / max(p1, 1), 1e-9)
         return p1 / t1, max(o2 - calls, 1) / decode
 
-    async def all_runs() -> list[tuple[float, float]]:
-        await timed(requests(1)[:1])  # load / warm up
-        return [await once() for _ in range(runs)]
+    async def sequence() -> float:
+        """One sequence's decode rate: a lone call with ``new_tokens`` against one with 1."""
+        t1, _, _ = await timed(requests(1)[:1])
+        t2, _, o2 = await timed(requests(new_tokens)[:1])
+        return max(o2 - 1, 1) / max(t2 - t1, 1e-9)
 
-    results = asyncio.run(all_runs())
+    async def all_runs() -> tuple[list[tuple[float, float]], list[float]]:
+        await timed(requests(1)[:1])  # load / warm up
+        batched = [await once() for _ in range(runs)]
+        return batched, [await sequence() for _ in range(runs)]
+
+    results, lone = asyncio.run(all_runs())
     return Throughput(statistics.median(p for p, _ in results),
                       statistics.median(o for _, o in results),
-                      source=f"measured on {engine.name} {engine.model}")
+                      source=f"measured on {engine.name} {engine.model}",
+                      sequence=statistics.median(lone))
