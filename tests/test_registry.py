@@ -59,7 +59,8 @@ def _help(argv: list[str], capsys) -> str:
 # --------------------------------------------------------------------------- built-ins
 
 def test_builtin_records_in_the_papers_order_with_its_titles():
-    assert list(registry.FORMATS.names) == ["json", "html", "yaml", "javascript"]
+    assert list(registry.FORMATS.builtin_names) == ["json", "html", "yaml", "javascript"]
+    assert list(registry.FORMATS.names) == ["json", "html", "yaml", "javascript", "markdown"]
     assert dict(registry.AGENTS.titles) == {"memagent": "MemAgent", "infmem": "InfMem",
                                             "memreread": "MemReread", "rememr1": "ReMemR1"}
     assert list(registry.METHODS.titles.values()) == ["Flat", "Tree", "Tree+Path", "TreeAgent"]
@@ -118,12 +119,12 @@ def test_top_level_help_reads_no_registry():
 def test_toys_in_the_cli_choices(toys, capsys):
     run_help = " ".join(_help(["run", "--help"], capsys).split())
     assert "--agent {memagent,infmem,memreread,rememr1,toyagent}" in run_help
-    assert "--format {json,html,yaml,javascript,toyfmt}" in run_help
-    assert "the input document (JSON, HTML, YAML, JavaScript or ToyFormat)" in run_help
+    assert "--format {json,html,yaml,javascript,markdown,toyfmt}" in run_help
+    assert "the input document (JSON, HTML, YAML, JavaScript, Markdown or ToyFormat)" in run_help
     sections_help = " ".join(_help(["sections", "--help"], capsys).split())
-    assert "--format {json,html,yaml,javascript,toyfmt}" in sections_help
+    assert "--format {json,html,yaml,javascript,markdown,toyfmt}" in sections_help
     build_help = " ".join(_help(["bench", "build", "--help"], capsys).split())
-    assert "datasets to build (json, html, yaml, javascript, toyfmt;" in build_help
+    assert "datasets to build (json, html, yaml, javascript, markdown, toyfmt;" in build_help
     args = cli._build_parser().parse_args(
         ["run", "f.toy", "-q", "q", "--agent", "toyagent", "--format", "toyfmt"])
     assert (args.agent, args.format) == ("toyagent", "toyfmt")
@@ -175,7 +176,7 @@ def test_unknown_names_fail_config_validation(toys, tmp_path):
     toml_at = len(data["build"]["formats"]) - 1
     assert err.value.problems == [
         f"build.formats[{toml_at}]: 'toml' is not a valid format (json, html, yaml, javascript, "
-        "toyfmt)",
+        "markdown, toyfmt)",
         "build.formats: toml not acquired (add to acquire.formats)",
         "evaluate.agents[2]: 'nosuch' is not a valid memory agent (memagent, infmem, "
         "memreread, rememr1, toyagent)",
@@ -406,11 +407,12 @@ def test_plan_reads_the_cost_model_from_the_agent_record(toys):
 @pytest.mark.parametrize("text, fmt", [
     ('\ufeff  {"a": 1}', "json"), ("[1, 2]", "json"), ("<!DOCTYPE html><p>x</p>", "html"),
     ("<div>x</div>", "html"), ("const a = {b: 1};", "javascript"),
-    ("module.exports = {}", "javascript"), ("a: 1\nb: [2]", "yaml"), ("plain words", "yaml"),
+    ("module.exports = {}", "javascript"), ("a: 1\nb: [2]", "yaml"), ("# Notes\n\nwords", "markdown"),
 ])
 def test_content_detection_reads_each_formats_record(text, fmt):
     """Without a known extension the format comes from the content beginnings each
-    format's record declares (``Format.starts``); the longest match wins."""
+    format's record declares (``Format.starts``; the longest match wins), else from its
+    content test (``Format.sniff``)."""
     assert formats.detect("input.txt", text) == fmt
 
 

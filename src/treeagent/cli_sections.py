@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from treeagent.registry import FORMATS, lazy_choices
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sections", help="section a JSON/HTML/YAML/JS file (Algorithm 1 + A.2)")
+    p = sub.add_parser("sections", help="section a JSON/HTML/YAML/JS/Markdown file "
+                       "(Algorithm 1 + A.2)")
     p.add_argument("file", help="input file, or - for standard input")
     lazy_choices(p.add_argument("--format", help="input format (default: from the extension, "
-                                "else the content)"), FORMATS.names)
+                                "else the content; text of no known format is refused)"),
+                 FORMATS.names)
     p.add_argument("--tokenizer", default="qwen3", help="qwen3, qwen2.5, cl100k_base, "
                    "o200k_base, or a folder holding tokenizer.json")
     p.add_argument("--budget", type=int, default=5000, help="base budget C (tokens)")
@@ -61,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from treeagent.preprocess import section_tree
     from treeagent.tree import ParseError
 
-    path = Path(args.file)
     name = "<stdin>" if args.file == "-" else args.file
     problem: str | None = None  # why the document is sectioned as plain text (fallback)
     if not 0 < args.max_input_mb < float("inf"):
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.budget < 1:
         return _fail("--budget: must be a positive number of tokens")
     try:
-        fmt = args.format or formats.detect(path, text)
+        fmt = args.format or formats.detect(name, text)  # <stdin>: from the content
     except ValueError as exc:
         if args.on_error != "fallback":
             return _fail(str(exc))

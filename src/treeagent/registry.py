@@ -120,13 +120,17 @@ class Registry(Generic[R]):
     without importing anything and a record is imported when first used; a sequence of
     targets instead is imported at once to learn the names (for light modules).
     ``group`` is the entry-point group of plug-ins (None: none): an entry point's name
-    is the record's name, its value the record (``"package.module:RECORD"``)."""
+    is the record's name, its value the record (``"package.module:RECORD"``).
+    ``extras`` (name -> ``"module:attribute"``): records treeagent declares beyond the
+    paper's, loaded like the built-ins and listed after them, but not ``builtin_names``
+    (so in no preset and no benchmark default)."""
 
     def __init__(self, kind: str, builtins: Mapping[str, str] | Iterable[str],
-                 group: str | None = None) -> None:
+                 group: str | None = None, extras: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         self.group = group
         self._builtins = dict(builtins) if isinstance(builtins, Mapping) else tuple(builtins)
+        self._extras = dict(extras or {})
         self._order: list[str] = []  # every name, in order
         self._targets: dict[str, Any] = {}  # name -> target or entry point, not yet loaded
         self._records: dict[str, R] = {}  # name -> loaded record
@@ -225,6 +229,9 @@ class Registry(Generic[R]):
                         self._order.append(record.name)
                         self._records[record.name] = record
             self._builtin_names = tuple(self._order)
+            for name, target in self._extras.items():
+                self._order.append(name)
+                self._targets[name] = target
             self._scan_plugins()
         except BaseException:
             self._order, self._targets, self._records = [], {}, {}
@@ -320,8 +327,9 @@ FORMATS: Registry[Any] = Registry("format", {
     "html": "treeagent.formats.html:FORMAT",
     "yaml": "treeagent.formats.yaml_format:FORMAT",
     "javascript": "treeagent.formats.javascript:FORMAT",
-}, group="treeagent.formats")
-"""Input formats (:class:`treeagent.formats.Format`); the paper's datasets first."""
+}, group="treeagent.formats", extras={"markdown": "treeagent.formats.markdown:FORMAT"})
+"""Input formats (:class:`treeagent.formats.Format`); the paper's datasets first, then
+Markdown (sectioned like the others; no benchmark data, so in no preset)."""
 
 AGENTS: Registry[Any] = Registry("agent", {
     "memagent": "treeagent.agents.memagent:AGENT",

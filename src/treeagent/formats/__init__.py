@@ -27,8 +27,10 @@ class Format:
     ``parse(text) -> Tree`` raises :class:`treeagent.tree.ParseError` on bad input;
     ``safe_cut(text, pos)`` says whether SplitText may cut a divisible leaf at ``pos``;
     ``extensions`` (lower case, with the dot) select it in :func:`detect`, else
-    ``starts``: lower-case beginnings of the content (after a BOM and blank space); the
-    longest that matches wins, so ``""`` (YAML's) is the fallback."""
+    ``starts``: lower-case beginnings of the content (after a BOM and blank space; the
+    longest that matches wins), else ``sniff(text) -> bool``, a content test
+    (:mod:`treeagent.formats.sniff`; the first format in registry order that claims the
+    text wins). A text no format claims is refused, never guessed."""
 
     name: str
     title: str
@@ -36,6 +38,7 @@ class Format:
     parse: Callable[[str], Tree]
     safe_cut: Callable[[str, int], bool]
     starts: tuple[str, ...] = ()
+    sniff: Callable[[str], bool] | None = None
 
 
 def _module(fmt: str) -> Format:
@@ -43,7 +46,9 @@ def _module(fmt: str) -> Format:
 
 
 def detect(path: str | Path, text: str) -> str:
-    """Format from the file extension, else from the content."""
+    """Format from the file extension, else from the content (:class:`Format`); raises
+    ``ValueError("cannot tell the format of FILE; pass --format")`` when nothing claims
+    it (plain text is no format: it is refused, not read as YAML)."""
     ext = Path(path).suffix.lower()
     for record in registry.FORMATS:
         if ext in record.extensions:
@@ -54,9 +59,12 @@ def detect(path: str | Path, text: str) -> str:
         for start in record.starts:
             if head.startswith(start) and (best is None or len(start) > best[0]):
                 best = (len(start), record.name)
-    if best is None:
-        raise ValueError(f"{path}: format not recognised (no registered format claims it)")
-    return best[1]
+    if best is not None:
+        return best[1]
+    for record in registry.FORMATS:
+        if record.sniff is not None and record.sniff(text):
+            return record.name
+    raise ValueError(f"cannot tell the format of {str(path) or 'the text'}; pass --format")
 
 
 #: Default cap on an input document's size (``sections --max-input-mb``).

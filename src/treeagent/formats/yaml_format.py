@@ -34,6 +34,7 @@ import yaml
 from treeagent.formats import Format
 from treeagent.formats.comments import hash_after, hash_lines_before, keep_comments
 from treeagent.formats.escapes import escape_starts_at
+from treeagent.formats.sniff import looks_like_yaml
 from treeagent.tree import Node, ParseError, Tree, index_step, key_step
 
 _CORE = "tag:yaml.org,2002:"
@@ -557,4 +558,4 @@ def safe_cut(text: str, pos: int) -> bool:
 
 
 FORMAT = Format("yaml", "YAML", (".yaml", ".yml"), parse, safe_cut,
-                starts=("",))  # any other text: YAML reads plain text as a scalar
+                sniff=looks_like_yaml)  # plain text is not claimed (formats.detect)
