@@ -15,6 +15,7 @@ everything runs).
 from __future__ import annotations  # noqa: I001 (_common precedes prefect)
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import _common  # first: sets Prefect's environment before Prefect is imported
+import _remote
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
@@ -139,13 +141,27 @@ def _in_process(params: str) -> None:
         _call(getattr(importlib.import_module(script), f"{script}_flow"), args, params)
 
 
+def _served(project: str) -> contextlib.AbstractContextManager[Any]:
+    """With ``serve.enabled``: the vLLM servers up around the stages (flows/serve.py),
+    their URLs in ``$TREEAGENT_SERVERS`` for the evaluate stages, all stopped after,
+    also on failure. Otherwise nothing."""
+    params = str(Path(project) / _common.PARAMS)
+    if not _common.load_params(params)["serve.enabled"]:
+        return contextlib.nullcontext()
+    import serve
+
+    return serve.serving(params)
+
+
 @flow(name="benchmark", log_prints=True)
 def benchmark_flow(project: str = ".", stages: list[str] | None = None, force: bool = False,
-                   pull: bool = False, push: bool = False, use_dvc: bool = True,
+                   pull: bool = False, push: bool | None = None, use_dvc: bool = True,
                    reason: str = "") -> dict[str, Any]:
     """Bring ``project``'s pipeline up to date and return ``reports/metrics.json``.
 
-    ``reason`` is recorded in the logs (the schedule passes the triggering event)."""
+    ``reason`` is recorded in the logs (the schedule passes the triggering event).
+    ``push``: ``dvc push`` to the default remote at the end (None: when the run spans
+    hosts, ``runner.address`` set; flows/_remote.py)."""
     log = get_run_logger()
     project = str(Path(project).resolve())
     if reason:
@@ -154,17 +170,31 @@ def benchmark_flow(project: str = ".", stages: list[str] | None = None, force: b
         cwd = os.getcwd()
         os.chdir(project)
         try:
-            _in_process(_common.PARAMS)
+            with _served(project):
+                _in_process(_common.PARAMS)
         finally:
             os.chdir(cwd)
         return read_metrics(project)
     api_url = _api_url()
     if pull:
-        dvc(["pull", "--allow-missing"], project, api_url)
-    dvc(["repro", *(["--force"] if force else []), *(stages or [])], project, api_url)
-    if push:
-        dvc(["push"], project, api_url)
+        _with_remote(["pull", "--allow-missing"], project, api_url)
+    with _served(project):
+        dvc(["repro", *(["--force"] if force else []), *(stages or [])], project, api_url)
+    if _remote.push_wanted(push, _common.load_params(str(Path(project) / _common.PARAMS))):
+        _with_remote(["push"], project, api_url)
     return read_metrics(project)
+
+
+def _with_remote(args: list[str], project: str, api_url: str | None) -> None:
+    """``dvc pull``/``dvc push`` to the default remote; with none, say so (no failure)."""
+    remote = _remote.default_remote(project)
+    if remote is None:
+        message = _remote.none_configured(args[0])
+        get_run_logger().warning(message)
+        print(f"warning: {message}", file=sys.stderr)
+        return
+    get_run_logger().info("dvc %s: remote %s (%s)", args[0], *remote)
+    dvc(args, project, api_url)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,8 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stages", nargs="*", help="DVC stages/targets (default: the whole DAG)")
     ap.add_argument("--project", default=".")
     ap.add_argument("--force", action="store_true", help="rerun every stage")
-    ap.add_argument("--pull", action="store_true", help="dvc pull before (a DVC remote)")
-    ap.add_argument("--push", action="store_true", help="dvc push after")
+    ap.add_argument("--pull", action="store_true",
+                    help="dvc pull from the default DVC remote before")
+    ap.add_argument("--push", action=argparse.BooleanOptionalAction, default=None,
+                    help="dvc push to the default DVC remote after (default: when "
+                    "runner.address names a Dask scheduler, a run over many hosts)")
     ap.add_argument("--no-dvc", dest="use_dvc", action="store_false",
                     help="run the flows in this process instead of through dvc repro")
     args = ap.parse_args(argv)

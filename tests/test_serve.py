@@ -242,12 +242,12 @@ def test_never_healthy_server_is_one_clear_error_and_stops_the_others(tmp_path, 
     first = p["serve.port"]
     unhealthy = lambda w: ["--unhealthy"] if w == "InfMem-4B" else []  # noqa: E731
     with pytest.raises(serve.ServeError) as err:
-        with serve.serving(p, **options(tmp_path, start_timeout=3, modes_for=unhealthy)):
+        with serve.serving(p, **options(tmp_path, start_timeout=6, modes_for=unhealthy)):
             pytest.fail("started")
     message = str(err.value)
     assert "\n" not in message
     assert message.startswith(f"vllm serve for infmem replica 0 (port {first + 2}, GPU 2) "
-                              "not healthy after 3 s; its log: ")
+                              "not healthy after 6 s; its log: ")
     assert len(records(record)) == 4
     assert_none_left(record)
 
@@ -255,7 +255,7 @@ def test_never_healthy_server_is_one_clear_error_and_stops_the_others(tmp_path, 
 def test_server_that_exits_is_named_and_the_others_stopped(tmp_path, record):
     p = small_params()
     crash = lambda w: ["--exit", "3"] if w == "InfMem-4B" else []  # noqa: E731
-    with pytest.raises(serve.ServeError, match=r"infmem replica 0 .* exited with status 3"):
+    with pytest.raises(serve.ServeError, match=r"infmem replica [01] .* exited with status 3"):
         with serve.serving(p, **options(tmp_path, start_timeout=30, modes_for=crash)):
             pytest.fail("started")
     assert_none_left(record)

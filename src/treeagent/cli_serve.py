@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from treeagent.llm.serve import Server, ServerSet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,12 +37,6 @@ def _fail(message: str, status: int = 2) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    import shlex
-    import signal
-    import threading
-    import time
-
     from treeagent import config
     from treeagent.llm import serve
 
@@ -58,18 +56,25 @@ def run(args: argparse.Namespace) -> int:
             print(server.shell())
         return 0
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, interrupt)  # stop the servers as on Ctrl-C
     running = serve.ServerSet(servers, start_timeout=args.start_timeout)
+    with serve.sigterm_as_interrupt():
+        return _serve(running, servers, args.params)
+
+
+def _serve(running: ServerSet, servers: list[Server], params: str) -> int:
+    """Start, print the URLs, wait for Ctrl-C/SIGTERM or a server that exits; stop all."""
+    import json
+    import shlex
+    import time
+
+    from treeagent.llm import serve
+
     try:
         try:
             table = running.start()
         except serve.ServeError as exc:
             status = 1 if exc.log is not None else 2
-            return _fail(str(exc) if exc.log else f"{args.params}: {exc}", status)
+            return _fail(str(exc) if exc.log else f"{params}: {exc}", status)
         for agent, urls in table.items():
             print(f"{agent}: {' '.join(urls)}")
         print(f"export {serve.SERVERS_ENV}={shlex.quote(json.dumps(table))}", flush=True)

@@ -28,6 +28,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -395,10 +396,30 @@ class ServerSet:
 
 
 @contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """For the duration, SIGTERM raises KeyboardInterrupt in the main thread, so that a
+    terminated process stops its servers as on Ctrl-C (by default SIGTERM ends Python
+    without running ``finally`` blocks or ``atexit``, and the servers, in their own
+    sessions, would outlive it). Off the main thread: nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def serving(params: Any, **options: Any) -> Iterator[dict[str, list[str]]]:
     """Plan, start and health-check ``params``' servers; yield ``{agent: [url, ...]}``;
-    stop them all afterwards, also on failure. ``options`` go to :class:`ServerSet`
+    stop them all afterwards, also on failure and on SIGTERM. ``options`` go to :class:`ServerSet`
     (and ``launch`` to :func:`plan`)."""
     launch = options.pop("launch", None)
-    with ServerSet(plan(params, launch=launch), **options) as table:
+    with sigterm_as_interrupt(), ServerSet(plan(params, launch=launch), **options) as table:
         yield table
