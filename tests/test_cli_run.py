@@ -15,7 +15,7 @@ from treeagent.cli import main
 DOC = ('{"stations":[{"id":"A1","city":"Oslo","temp":-3},'
        '{"id":"B2","city":"Lima","temp":19}],"unit":"C"}')
 Q = "What is the temperature at the station in Lima?"
-COST = re.compile(r"^calls (\d+), input tokens (\d+), output tokens (\d+), seconds \d+\.\d$")
+COST = re.compile(r"^calls (\d+) \(requests \d+, retries \d+, cache hits \d+\), input tokens (\d+), output tokens (\d+), seconds \d+\.\d$")
 
 
 @pytest.fixture

@@ -1,10 +1,13 @@
 """``treeagent run FILE --question Q``: answer one question with a memory agent (issue 3).
 
 Prints the final answer (extracted as the scorer does, C.4) and one cost line: model
-calls, input tokens, output tokens, seconds. A file that cannot be read or parsed
-gives one line ``error: FILE:LINE:COL: message`` and exit status 2 (as ``treeagent
-sections``); an unavailable model response gives an empty answer, a message on stderr
-and exit status 1.
+calls (requests sent, retries, cache hits), input tokens, output tokens, seconds. A
+file that cannot be read or parsed, or an option out of range, gives one line
+``error: FILE:LINE:COL: message`` and exit status 2 (as ``treeagent sections``); an
+unavailable model response gives an empty answer, a message on stderr and exit status
+1. ``--trace`` is written as the run goes (a killed run keeps its calls) and completed
+at the end; if it cannot be written the answer is still printed, then the write
+failure, with exit status 1.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object (answer, "
                    "prediction, calls, tokens, seconds) instead of the two lines")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="openai/vllm: seconds "
-                   "per attempt (default 600); one call, retries included, gets twice that")
+                   "one attempt may take, first byte to last (default 600); one call, "
+                   "retries included, gets twice that")
     p.add_argument("--retries", type=int, metavar="N", help="openai/vllm: retries after a "
                    "failed attempt (default 6)")
     p.set_defaults(func=run)
@@ -104,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
         prompts = Prompts(args.prompts)
     except (TemplateError, OSError, UnicodeDecodeError) as exc:
         return _fail(f"--prompts: {exc}")
+    bad = _check_ranges(args)
+    if bad is not None:
+        return bad
     options = _engine_options(args)
     if isinstance(options, int):
         return options
@@ -117,7 +124,29 @@ def run(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.close()
         if trace is not None:
-            trace.close()
+            try:
+                trace.close()
+            except OSError:  # a failed write: said after the answer
+                pass
+
+
+def _check_ranges(args: argparse.Namespace) -> int | None:
+    """Exit status after the error when ``--max-new-tokens`` is not positive or
+    ``--context-window`` leaves no room for a prompt beside the agent's largest reply
+    (Table 2's limits, capped by ``--max-new-tokens``); None when both are usable."""
+    from treeagent.agents.runner import capped
+
+    if args.max_new_tokens is not None and args.max_new_tokens < 1:
+        return _fail("--max-new-tokens: must be a positive number of tokens")
+    if args.context_window is None:
+        return None
+    limits = capped(AGENTS.get(args.agent).limits, args.max_new_tokens)
+    reply = max(limits.memory, limits.answer, limits.controller or 0)
+    if args.context_window <= reply:
+        return _fail(f"--context-window: {args.context_window} tokens cannot hold a prompt "
+                     f"and a reply of up to {reply} new tokens ({args.agent}); give more "
+                     f"than {reply}")
+    return None
 
 
 def _engine_options(args: argparse.Namespace) -> dict | int:
@@ -180,9 +209,47 @@ def _observed(gen, on_response):
         gen.close()
 
 
-def _run_with_progress(run_programs, programs, engine, cache):
+class _TraceFile:
+    """``--trace`` written as the run goes: one line per call, flushed (a killed run
+    keeps what it did), then rewritten whole at the end with each call's reading step
+    and cuts. A write that fails is remembered (``failure``) and ends the writing; the
+    run goes on."""
+
+    def __init__(self, out, agent: str, method: str) -> None:
+        self.out, self.failure = out, None
+        self.head = {"agent": agent, "method": method}
+
+    def _guard(self, write) -> None:
+        if self.failure is not None:
+            return
+        try:
+            write()
+            self.out.flush()
+        except OSError as exc:
+            self.failure = exc.strerror or str(exc)
+
+    def call(self, example_id: str, index: int, call) -> None:
+        line = {"example_id": example_id, **self.head, **call.entry(index)}
+        self._guard(lambda: self.out.write(json.dumps(line, ensure_ascii=False) + "\n"))
+
+    def complete(self, example_id: str, result) -> None:
+        """The whole trace, with steps and cuts, in place of the lines written so far
+        (a pipe or device that cannot seek keeps those lines)."""
+        from treeagent.agents.evaluate import write_trace
+
+        def rewrite() -> None:
+            if self.out.seekable():
+                self.out.seek(0)
+                self.out.truncate()
+                write_trace(self.out, example_id, result)
+
+        self._guard(rewrite)
+
+
+def _run_with_progress(run_programs, programs, engine, cache, on_call=None):
     """Run the program; on a terminal, one line on stderr updated after every model
-    call (calls, cache hits, tokens); nothing when stderr is piped or redirected."""
+    call (calls, cache hits, tokens); nothing when stderr is piped or redirected.
+    Returns the program's outcome and the run's totals."""
     name, gen = programs[0]
     if sys.stderr.isatty():
         seen = {"calls": 0, "cached": 0, "in": 0, "out": 0}
@@ -198,8 +265,9 @@ def _run_with_progress(run_programs, programs, engine, cache):
 
         gen = _observed(gen, show)
     try:
-        return run_programs([(name, gen)], engine, cache=cache, concurrency=1,
-                            progress=False, keep_requests=True)[name]
+        outcomes = run_programs([(name, gen)], engine, cache=cache, concurrency=1,
+                                progress=False, keep_requests=True, on_call=on_call)
+        return outcomes[name], outcomes.totals
     finally:
         if sys.stderr.isatty():
             print(file=sys.stderr)
@@ -207,7 +275,8 @@ def _run_with_progress(run_programs, programs, engine, cache):
 
 def _note_capped(stats: dict | None) -> None:
     """One stderr line when the engine capped replies (openai/vllm ``engine.stats``)."""
-    if stats and any(stats.values()):
+    if stats and any(stats.get(k) for k in ("capped_bytes", "capped_tokens",
+                                            "deadline_exceeded")):
         print(f"note: replies refused over max_reply_bytes {stats['capped_bytes']}, cut to "
               f"max_tokens {stats['capped_tokens']}, calls past their deadline "
               f"{stats['deadline_exceeded']}", file=sys.stderr)
@@ -217,9 +286,10 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
             trace) -> int:
     import asyncio
 
-    from treeagent.agents.evaluate import model_context_window, resolve_tokenizer, write_trace
+    from treeagent.agents.evaluate import model_context_window, resolve_tokenizer
     from treeagent.agents.runner import Result, program, with_calls
     from treeagent.llm import make_engine, run_programs
+    from treeagent.llm.scheduler import engine_stats
     from treeagent.scoring import extract_answer
     from treeagent.tokens import TokenizerError
 
@@ -240,28 +310,35 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
                           options={"max_new_tokens": args.max_new_tokens})
         except ValueError as exc:
             return _fail(str(exc))
-        outcome = _run_with_progress(run_programs, [(_name(args.file), gen)], engine, cache)
+        writer = None if trace is None else _TraceFile(trace, args.agent, args.method)
+        outcome, totals = _run_with_progress(run_programs, [(_name(args.file), gen)], engine,
+                                             cache, None if writer is None else writer.call)
     finally:
         asyncio.run(engine.aclose())
     if not isinstance(outcome.result, Result):
         return _fail(f"{_name(args.file)}: {outcome.error}", 1)
     result = with_calls(outcome.result, outcome.trace)
-    if trace is not None:
-        write_trace(trace, _name(args.file), result)
+    if writer is not None:
+        writer.complete(_name(args.file), result)
     if args.json:
         print(json.dumps({
             "file": _name(args.file), "question": args.question, "agent": args.agent,
             "method": args.method, "answer": extract_answer(result.prediction),
             "prediction": result.prediction, "calls": result.calls,
+            "requests": totals.requests, "retries": totals.retries,
+            "cache_hits": result.cached_calls,
             "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
             "seconds": round(result.seconds, 3), "error": result.error,
         }, ensure_ascii=False))
     else:
         print(extract_answer(result.prediction))
-        print(f"calls {result.calls}, input tokens {result.input_tokens}, output tokens "
-              f"{result.output_tokens}, seconds {result.seconds:.1f}")
-    _note_capped(getattr(engine, "stats", None) or getattr(
-        getattr(engine, "_client", None), "stats", None))
+        print(f"calls {result.calls} (requests {totals.requests}, retries {totals.retries}, "
+              f"cache hits {result.cached_calls}), input tokens {result.input_tokens}, "
+              f"output tokens {result.output_tokens}, seconds {result.seconds:.1f}")
+    _note_capped(engine_stats(engine))
     if result.prediction is None:
         return _fail(f"no answer: {result.error}", 1)
+    if writer is not None and writer.failure is not None:
+        return _fail(f"--trace: {args.trace}: {writer.failure} (the answer above is "
+                     "complete; the trace is not)", 1)
     return 0

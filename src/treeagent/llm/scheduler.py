@@ -11,6 +11,9 @@ engine call). Replies are committed to the cache/journal *before* any program se
 
     outcomes = run_programs(((ex.id, memagent(ex)) for ex in examples), engine, cache)
     outcomes.totals.calls, outcomes["ex-1"].result, outcomes["ex-1"].trace
+
+``on_call(name, index, call)`` is called with every call as soon as its program has it
+(a trace file written as the run goes keeps what a killed run did).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import dataclasses
 import time
 import traceback
 import uuid
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +57,21 @@ class CallTrace:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name != "request"}
 
+    def entry(self, index: int) -> dict[str, Any]:
+        """The call as a trace-file entry: its index, kind, prompt hash, the prompt itself
+        where the run kept requests, reply, tokens, latency, cache hit, error."""
+        out: dict[str, Any] = {"call": index, "kind": self.kind,
+                               "prompt_sha256": self.prompt_hash}
+        if self.request is not None:
+            out["messages"] = [{"role": m.role, "content": m.content}
+                               for m in self.request.messages]
+            out["template_kwargs"] = dict(self.request.template_kwargs)
+            out["max_tokens"] = self.request.sampling.max_tokens
+        out.update(reply=self.reply, input_tokens=self.input_tokens,
+                   output_tokens=self.output_tokens, latency=self.latency,
+                   cached=self.cached, error=self.error)
+        return out
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -83,6 +101,8 @@ class Totals:
     calls: int = 0  # every call a program made, cached or not
     engine_calls: int = 0  # calls answered by the engine in this run
     cached_calls: int = 0
+    requests: int = 0  # requests the engine sent (every attempt; engine calls if uncounted)
+    retries: int = 0  # attempts after a failed one (engines that count them)
     input_tokens: int = 0
     output_tokens: int = 0
     unavailable: int = 0
@@ -90,7 +110,8 @@ class Totals:
 
     def line(self) -> str:
         return (
-            f"calls {self.calls} ({self.cached_calls} cached), input tokens "
+            f"calls {self.calls} ({self.cached_calls} cached, requests {self.requests}, "
+            f"retries {self.retries}), input tokens "
             f"{self.input_tokens}, output tokens {self.output_tokens}, unavailable "
             f"{self.unavailable}, seconds {self.seconds:.1f}"
         )
@@ -118,9 +139,11 @@ class _Run:
     """State of one :func:`arun_programs` call."""
 
     def __init__(self, engine: Engine, cache: CallCache | None, max_batch: int,
-                 keep_requests: bool = False) -> None:
+                 keep_requests: bool = False,
+                 on_call: Callable[[str, int, CallTrace], None] | None = None) -> None:
         self.engine = engine
         self.keep_requests = keep_requests
+        self.on_call = on_call
         self.identity = Identity.of(engine)
         self.cache = cache
         self.max_batch = max_batch
@@ -171,11 +194,12 @@ class _Run:
         t.input_tokens += response.input_tokens
         t.output_tokens += response.output_tokens
         t.unavailable += not response.available
-        prog.outcome.trace.append(
-            CallTrace(req.kind, prog.phash, response.text, response.input_tokens,
-                      response.output_tokens, response.latency, response.cached, response.error,
-                      req if self.keep_requests else None)
-        )  # fmt: skip
+        call = CallTrace(req.kind, prog.phash, response.text, response.input_tokens,
+                         response.output_tokens, response.latency, response.cached,
+                         response.error, req if self.keep_requests else None)
+        prog.outcome.trace.append(call)
+        if self.on_call is not None:
+            self.on_call(prog.name, len(prog.outcome.trace) - 1, call)
         self.step(prog, response)
 
     # -- dispatch ---------------------------------------------------------------------
@@ -229,6 +253,15 @@ class _Run:
                 self.deliver(prog, resp if i == 0 else dataclasses.replace(resp))
 
 
+def engine_stats(engine: Any) -> dict[str, int]:
+    """The engine's counters (``stats``: the openai engine's, or the client's of an
+    engine that wraps one, as vLLM's does); empty when it keeps none."""
+    stats = getattr(engine, "stats", None)
+    if stats is None:
+        stats = getattr(getattr(engine, "_client", None), "stats", None)
+    return dict(stats) if isinstance(stats, dict) else {}
+
+
 def _programs(programs: Iterable[tuple[str, Program]]) -> Iterator[tuple[str, Program]]:
     seen: set[str] = set()
     for name, gen in programs:
@@ -247,18 +280,22 @@ async def arun_programs(
     progress: bool = True,
     run_id: str | None = None,
     keep_requests: bool = False,
+    on_call: Callable[[str, int, CallTrace], None] | None = None,
 ) -> Outcomes:
     """Run ``(name, program)`` pairs to completion; see the module docstring.
 
     ``max_batch`` defaults to the engine's ``max_batch`` attribute (an engine that
     batches on a device wants many; an HTTP engine keeps its own requests in flight).
     ``keep_requests`` keeps each call's request in its :class:`CallTrace` (for trace
-    files; large runs leave it off and keep only hashes and counts).
+    files; large runs leave it off and keep only hashes and counts). ``on_call`` sees
+    every call as it is delivered. ``totals`` count the requests and retries the engine
+    sent during the run where it counts them (:func:`engine_stats`).
     """
     own_cache = isinstance(cache, str | Path)
     store = CallCache(cache) if own_cache else cache  # type: ignore[arg-type]
     batch = max_batch or int(getattr(engine, "max_batch", 0) or 64)
-    run = _Run(engine, store, max(1, batch), keep_requests)
+    run = _Run(engine, store, max(1, batch), keep_requests, on_call)
+    before = engine_stats(engine)
     run.outcomes.run_id = run_id = run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     source = _programs(programs)
@@ -301,6 +338,10 @@ async def arun_programs(
         if own_cache and store is not None:
             store.close()
     run.totals.seconds = time.perf_counter() - started
+    after = engine_stats(engine)
+    sent = after.get("requests", 0) - before.get("requests", 0)
+    run.totals.requests = sent if "requests" in after else run.totals.engine_calls
+    run.totals.retries = after.get("retries", 0) - before.get("retries", 0)
     run.outcomes.totals = run.totals
     return run.outcomes
 
@@ -314,10 +355,11 @@ def run_programs(
     progress: bool = True,
     run_id: str | None = None,
     keep_requests: bool = False,
+    on_call: Callable[[str, int, CallTrace], None] | None = None,
 ) -> Outcomes:
     """Blocking :func:`arun_programs` (starts its own event loop)."""
     return asyncio.run(arun_programs(programs, engine, cache, concurrency, max_batch,
-                                     progress, run_id, keep_requests))
+                                     progress, run_id, keep_requests, on_call))
 
 
 class _Progress:
