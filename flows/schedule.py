@@ -4,7 +4,10 @@
 a cron schedule and an event trigger on ``model.updated``, then executes its runs in this
 process until stopped. ``bump`` pins a new model revision for one agent in params.yaml
 (comments kept) and emits ``model.updated``; the trigger starts a run, whose ``dvc
-repro`` reruns exactly that agent's evaluate/score stages and the report.
+repro`` reruns exactly that agent's evaluate/score stages and the report. Every run ends
+with ``dvc push`` to the project's default DVC remote, so other hosts and clones ``dvc
+pull`` its outputs (``--no-push``: keep them here); with no remote configured, ``serve``
+says so at start and each run says it pushed nothing.
 
     prefect server start --host 127.0.0.1 --port 4200            # terminal 1
     export PREFECT_API_URL=http://127.0.0.1:4200/api
@@ -32,7 +35,7 @@ def resource(agent: str) -> dict[str, str]:
     return {"prefect.resource.id": f"treeagent.model.{agent}", "treeagent.agent": agent}
 
 
-def trigger(project: str) -> Any:
+def trigger(project: str, push: bool = True) -> Any:
     """The deployment trigger: any ``model.updated`` event starts a benchmark run."""
     from prefect.events import DeploymentEventTrigger
 
@@ -40,19 +43,26 @@ def trigger(project: str) -> Any:
         name="rerun on model.updated",
         expect={EVENT},
         match={"prefect.resource.id": "treeagent.model.*"},
-        parameters={"project": project,
+        parameters={"project": project, "push": push,
                     "reason": "{{ event.event }} {{ event.resource.id }} "
                               "revision {{ event.payload.revision }}"},
     )
 
 
-def serve(project: str, cron: str | None, limit: int | None = None) -> None:
-    """Serve the ``benchmark`` flow as a deployment with ``cron`` and the event trigger."""
+def serve(project: str, cron: str | None, limit: int | None = None,
+          push: bool = True) -> None:
+    """Serve the ``benchmark`` flow as a deployment with ``cron`` and the event trigger;
+    each run pushes its outputs to the default DVC remote at the end (``push``)."""
+    import _remote
     from benchmark import benchmark_flow
 
     project = str(Path(project).resolve())
-    benchmark_flow.serve(name=DEPLOYMENT, cron=cron, triggers=[trigger(project)],
-                         parameters={"project": project}, limit=limit,
+    if push:
+        remote = _remote.default_remote(project)
+        print(f"runs push to DVC remote {remote[0]} ({remote[1]})" if remote
+              else f"warning: {_remote.none_configured('push')}", file=sys.stderr)
+    benchmark_flow.serve(name=DEPLOYMENT, cron=cron, triggers=[trigger(project, push)],
+                         parameters={"project": project, "push": push}, limit=limit,
                          print_starting_message=True)
 
 
@@ -94,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--project", default=".")
     p.add_argument("--cron", default="0 3 * * *", help="cron schedule ('' for none)")
     p.add_argument("--limit", type=int, default=1, help="concurrent runs (default 1)")
+    p.add_argument("--no-push", dest="push", action="store_false",
+                   help="keep each run's outputs here (default: dvc push at its end)")
     p = sub.add_parser("bump", help="pin a new model revision and emit model.updated")
     p.add_argument("agent")
     p.add_argument("revision")
@@ -108,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.cmd == "serve":
-            serve(args.project, args.cron or None, args.limit)
+            serve(args.project, args.cron or None, args.limit, args.push)
         elif args.cmd == "bump":
             print(bump(args.agent, args.revision, args.params, args.model, args.send))
         else:

@@ -124,5 +124,7 @@ def test_model_updated_event_triggers_a_run(server: tuple[str, dict[str, str]],
         assert run["parameters"]["reason"] == (
             "model.updated treeagent.model.memagent revision rev-2")
         assert run["parameters"]["project"] == str(project)
+        assert run["parameters"]["push"] is True  # every scheduled run ends with dvc push
+        assert "no DVC remote configured" in log.read_text()  # said once, at serve time
     finally:
         _stop(serve)
