@@ -59,10 +59,10 @@ def _evidence(runs_dir: str) -> tuple[Any, Any]:
 
 
 @task(name="render-report", cache_policy=NO_CACHE)
-def render(files: list[str], out: str, params: str, runs_dir: str = "runs"
-           ) -> dict[str, Any]:
+def render(files: list[str], out: str, params: str, runs_dir: str = "runs",
+           validated_dir: str = "validated") -> dict[str, Any]:
     """Tables, figures, metrics.json and the DuckDB views file."""
-    from treeagent.report import db, provenance
+    from treeagent.report import db, provenance, viewer
     from treeagent.report.blocks import SMALL_MODEL_NOTE
     from treeagent.report.render import build_report
 
@@ -73,13 +73,16 @@ def render(files: list[str], out: str, params: str, runs_dir: str = "runs"
                   if (Path(out) / "validation" / f"{g}.json").is_file()]
     small = any("smollm2" in str(a.get("model", "")).lower()
                 for a in (p.data["agents"][x] for x in p.agents))
+    pages = viewer.write_from_pipeline(p, runs_dir, validated_dir, Path(out) / "examples",
+                                       scores, ev_records)
     metrics = build_report(scores, out, dataset=p["report.dataset"], evidence=ev,
                            evidence_records=ev_records,
                            provenance=provenance.collect(p, scores, ev),
                            validation=validation, seed=int(p["seed"]),
                            note=SMALL_MODEL_NOTE if small else None,
                            grid=[(f, t, int(n)) for f in p["build.formats"]
-                                 for t in p["build.tasks"] for n in p["build.lengths"]])
+                                 for t in p["build.tasks"] for n in p["build.lengths"]],
+                           viewer=pages)
     views = db.discover(".")
     views["scores"] = files
     db.write_database(Path(out) / "treeagent.duckdb", views)
@@ -96,7 +99,7 @@ def report_flow(params: str = _common.PARAMS, out: str = "reports", runs_dir: st
     files = score_files(p.agents, p.methods, runs_dir)
     scores_gate(files, p["build.formats"], p.agents, p.methods, validated_dir,
                 str(Path(out) / "validation"))
-    return render(files, out, params, runs_dir)
+    return render(files, out, params, runs_dir, validated_dir)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,8 @@ class Page:
                    {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
                    session=True)
         end = time.monotonic() + timeout
-        while self.eval("document.readyState") != "complete":
+        loaded = ("document.readyState === 'complete' && location.href !== 'about:blank'")
+        while not self.eval(loaded):  # the new tab is about:blank until the page commits
             if time.monotonic() > end:
                 raise TimeoutError(f"{url} did not load")
             time.sleep(0.05)

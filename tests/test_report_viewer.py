@@ -132,3 +132,43 @@ def test_page_names_are_safe_and_distinct():
     names = {V.page_name(x) for x in ("a/b", "a_b", "a b", "../x", ".hidden")}
     assert len(names) == 5 and all("/" not in n and not n.startswith(".") for n in names)
     assert Path(V.page_name("a/b")).name == V.page_name("a/b")
+
+
+def test_treeagent_view_opens_the_index_or_an_example(built, capsys, monkeypatch):
+    import webbrowser
+
+    from treeagent.cli import main
+
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)
+    reports = str(built.out)
+    assert main(["view", "--reports", reports]) == 0
+    assert opened == [(built.out / "examples" / V.INDEX).resolve().as_uri()]
+    assert main(["view", built.ex.id, "--run", "memagent/treeagent", "--reports", reports]) == 0
+    page = (built.out / "examples" / built.pages[built.ex.id]["page"]).resolve().as_uri()
+    assert opened[-1] == page + "#memagent/treeagent"
+    assert main(["view", built.ex.id, "--print", "--reports", reports]) == 0
+    assert len(opened) == 2 and capsys.readouterr().out.splitlines()[-1] == page
+    for argv, says in ((["view", "nope"], "nope: no page in"),
+                       (["view", "--run", "memagent/flat"], "--run: name an example")):
+        assert main([*argv, "--reports", reports]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: ") and says in err and len(err.splitlines()) == 1
+    assert main(["view", "--reports", str(built.out / "none")]) == 2
+    assert "no viewer here" in capsys.readouterr().err
+
+
+def test_the_report_links_samples_to_their_pages(built, tmp_path):
+    from markdown_it import MarkdownIt
+
+    from treeagent.report.render import build_report
+
+    build_report(built.scores, tmp_path, viewer=built.pages)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    page = built.pages[built.ex.id]["page"]
+    rendered = MarkdownIt("commonmark").enable("table").render(md)
+    assert f'<a href="examples/{page}#memagent/treeagent">json one/0</a>' in rendered
+    assert '<a href="examples/index.html">' in rendered
+    assert "| Question |" in md and "window.pwned" in md and "<script>" not in md
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert f'<a href="examples/{page}#memagent/flat">json one/0</a>' in html

@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "treeagent.bench.cli",  # treeagent bench build | show | export
     "treeagent.cli_plan",  # treeagent plan
     "treeagent.cli_serve",  # treeagent serve
+    "treeagent.report.cli_view",  # treeagent view
 )
 """Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
 

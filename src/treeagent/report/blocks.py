@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -24,6 +25,22 @@ SMALL_MODEL_NOTE = (
     "these questions whichever method it reads; the measurement is the paper preset with "
     "the real checkpoints (python -m treeagent.config write --preset paper), while the "
     "evidence-integrity tables below need no model at all.")
+
+
+class Link(str):
+    """A table cell that links to ``href`` (report.md and index.html both)."""
+
+    href: str
+
+    def __new__(cls, text: str, href: str) -> Link:
+        cell = super().__new__(cls, text)
+        cell.href = href
+        return cell
+
+
+VIEWER_DIR = "examples"
+VIEWER_LINK = ("Every example, step by step: the context with each method's sections, each "
+               "step's prompt and memory (examples/index.html)", f"{VIEWER_DIR}/index.html")
 
 
 def _pct(x: Any) -> str:
@@ -155,27 +172,47 @@ def sample_examples(scores: pd.DataFrame, k: int = SAMPLES_PER_METHOD) -> list[s
 
 
 def sample_blocks(scores: pd.DataFrame, records: pd.DataFrame | None,
-                  names: dict[str, str]) -> list[tuple[str, Any]]:
+                  names: dict[str, str], viewer: dict[str, dict[str, str]] | None = None
+                  ) -> list[tuple[str, Any]]:
+    """Sample predictions; with ``viewer`` (example id -> its page and question, from
+    :func:`treeagent.report.viewer.write_examples`) each example links to its page at
+    that run, and the question is shown."""
     ids = sample_examples(scores)
+    viewer = viewer or {}
     out: list[tuple[str, Any]] = [
         ("h2", f"Sample predictions ({len(ids)} examples per method)"),
         ("p", "The same examples under every method: the reference, the final response "
               "(whitespace collapsed, cut at 160 characters), its score and where the "
-              "evidence sits in that method's sections."),
+              "evidence sits in that method's sections."
+              + (" Each example opens its page of the viewer at that run." if viewer else "")),
     ]
+    if viewer:
+        out.append(("links", [VIEWER_LINK]))
     agents = T.ordered(scores["agent"], T.AGENTS)
     for agent in agents:
         for method in T.ordered(scores["method"], T.METHODS):
             s = scores[(scores["agent"] == agent) & (scores["method"] == method)
                        ].set_index("example_id")
-            rows = [[e, _short(s.at[e, "reference"]), _short(s.at[e, "prediction"]),
+            rows = [[_example_cell(e, viewer, agent, method),
+                     *([_short(viewer.get(e, {}).get("question"))] if viewer else []),
+                     _short(s.at[e, "reference"]), _short(s.at[e, "prediction"]),
                      f"{100 * float(s.at[e, 'score']):.0f}",
                      _evidence_note(records, e, agent, method)]
                     for e in ids if e in s.index]
             out += [("p", f"{names.get(agent, agent)} / {T.METHOD_NAMES.get(method, method)}:"),
-                    ("table", (["Example", "Reference", "Prediction", "Score", "Evidence"],
+                    ("table", (["Example", *(["Question"] if viewer else []), "Reference",
+                                "Prediction", "Score", "Evidence"],
                                rows, f"samples-{agent}-{method}"))]
     return out
+
+
+def _example_cell(example: str, viewer: dict[str, dict[str, str]], agent: str,
+                  method: str) -> str:
+    page = viewer.get(example, {}).get("page")
+    if not page:
+        return example
+    return Link(example, f"{VIEWER_DIR}/{quote(page)}#{quote(agent, safe='')}/"
+                         f"{quote(method, safe='')}")
 
 
 def validation_blocks(files: list[str], out_dir: Path) -> list[tuple[str, Any]]:

@@ -61,6 +61,8 @@ def md_text(text: Any) -> str:
 def _markdown(headers: list[str], rows: list[list[str]], table_id: str = "") -> str:
     def cell(c: str) -> str:
         text = md_text(c)
+        if getattr(c, "href", None):
+            text = f"[{text}]({quote(c.href, safe='/:#%')})"
         return f"**{text}**" if isinstance(c, Bold) else text
 
     lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
@@ -72,6 +74,8 @@ def _markdown(headers: list[str], rows: list[list[str]], table_id: str = "") -> 
 def _html(headers: list[str], rows: list[list[str]], table_id: str = "") -> str:
     def cell(c: str) -> str:
         text = html.escape(str(c))
+        if getattr(c, "href", None):
+            text = f'<a href="{html.escape(c.href)}">{text}</a>'
         cls = ' class="num"' if _NUMERIC.match(str(c)) else ""
         return (f"<td{cls}><b>{text}</b></td>" if isinstance(c, Bold)
                 else f"<td{cls}>{text}</td>")
@@ -402,13 +406,16 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
                  provenance: dict[str, Any] | None = None,
                  validation: list[str] | None = None, seed: int = 42,
                  note: str | None = None,
-                 grid: list[tuple[str, str, int]] | None = None) -> dict[str, Any]:
+                 grid: list[tuple[str, str, int]] | None = None,
+                 viewer: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """Write report.md, index.html (one list of blocks), figures/ and metrics.json under
     ``out``; return metrics. ``evidence``/``evidence_records``: the rows of
     :mod:`treeagent.evidence`; ``provenance``: :func:`treeagent.report.provenance.collect`;
     ``validation``: gate result files to link; ``seed``: the bootstraps'; ``note``: a
     sentence shown under the title; ``grid``: the build's (format, task, length) cells,
-    so that a cell with no example is listed under Missing cells."""
+    so that a cell with no example is listed under Missing cells; ``viewer``: example id ->
+    page and question of the per-example viewer written under ``out``/examples
+    (:func:`treeagent.report.viewer.write_examples`), linked from the report."""
     from treeagent.report import blocks as B
     from treeagent.report import figures as F
 
@@ -444,7 +451,9 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
         metrics["evidence_records_split"] = {
             m: _num(100 * g["split"].sum() / g["records"].sum()) if g["records"].sum()
             else None for m, g in table.groupby("method", sort=False)}
-    tail += B.sample_blocks(scores, evidence_records, names)
+    if viewer:
+        tail.append(("links", [B.VIEWER_LINK]))
+    tail += B.sample_blocks(scores, evidence_records, names, viewer)
     tail += B.validation_blocks(validation or [], out_dir)
     missing_at = next(i for i, b in enumerate(blocks) if b[0] == "h2"
                       and str(b[1]).startswith("Missing cells"))

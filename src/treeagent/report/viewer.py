@@ -159,6 +159,10 @@ def write_examples(out_dir: str | Path, examples: Iterable[Any], scores: pd.Data
     (out / INDEX).write_text(_page("Examples, step by step",
                                    {"examples": index_rows, "report": report}, INDEX_SCRIPT),
                              encoding="utf-8")
+    written = {INDEX, *(v["page"] for v in listed.values())}
+    for stale in out.glob("*.html"):  # pages of examples no longer scored
+        if stale.name not in written:
+            stale.unlink()
     return listed
 
 
