@@ -122,6 +122,15 @@ def test_served_engine_spec_reads_the_variable_and_keeps_ports_out_of_the_key():
     assert engine_key(engines[0], request) == engine_key(engines[1], request)
 
 
+def test_served_context_window_is_the_servers_max_model_len():
+    p = paper_params()
+    assert [serve.served_context_window(p, a) for a, _, _ in PAPER] == [
+        32768, 32768, 40960, 40960]
+    demo = config.preset("demo")  # SmolLM2: its GGUF header records 8,192 tokens
+    demo["engine"]["name"] = "vllm"
+    assert serve.served_context_window(config.validate(demo), "memagent") == 8192
+
+
 @pytest.mark.parametrize(("environ", "message"), [
     ({}, "TREEAGENT_SERVERS is not set"),
     ({"TREEAGENT_SERVERS": "{nope"}, "TREEAGENT_SERVERS: not JSON"),

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -47,6 +47,9 @@ from treeagent.llm.models import (
     source_context_length,
 )
 from treeagent.llm.vllm_engine import DEFAULT_VLLM_BIN, launcher, serve_command
+
+if TYPE_CHECKING:
+    from treeagent.config import Params
 
 SERVERS_ENV = "TREEAGENT_SERVERS"
 """Environment variable holding the running servers as JSON ``{agent: [base_url, ...]}``."""
@@ -131,7 +134,7 @@ def served_weights(source: ModelSource) -> str:
     return str(_derived_dir("models", source))
 
 
-def request_limit(params: Any, agent: str, source: ModelSource) -> int:
+def request_limit(params: Params, agent: str, source: ModelSource) -> int:
     """``--max-model-len``: ``agents.<a>.engine_options.max_model_len`` (or the engine's)
     when set, else the agent's Table 2 request limit; never above the context length
     that local weights record."""
@@ -141,7 +144,7 @@ def request_limit(params: Any, agent: str, source: ModelSource) -> int:
     return min(limit, own) if own else limit
 
 
-def _vllm_options(params: Any, agent: str) -> dict[str, Any]:
+def _vllm_options(params: Params, agent: str) -> dict[str, Any]:
     """The ``vllm`` engine's options for ``agent`` (none when another engine is named:
     those options are that engine's)."""
     name, options = params.engine_spec(agent)
@@ -164,7 +167,7 @@ def _extra_args(extra: Sequence[str], owned: Sequence[str]) -> list[str]:
     return out
 
 
-def plan(params: Any, *, launch: Launch | None = None,
+def plan(params: Params, *, launch: Launch | None = None,
          environ: Mapping[str, str] | None = None) -> list[Server]:
     """The servers ``params`` ask for, in agent order then replica order (deterministic).
     ``launch`` replaces the ``vllm serve`` launcher (tests start a double with it).
@@ -220,7 +223,7 @@ def urls(servers: Sequence[Server]) -> dict[str, list[str]]:
 
 # --------------------------------------------------------------------------- the engine
 
-def served_revision(params: Any, agent: str) -> str:
+def served_revision(params: Params, agent: str) -> str:
     """The revision the calls to ``agent``'s servers are cached under: the pinned
     ``agents.<a>.revision``, else the content hash of local weights, else
     ``unversioned`` (as the ``openai`` engine records a hub name it cannot see)."""
@@ -230,7 +233,14 @@ def served_revision(params: Any, agent: str) -> str:
     return model_revision(resolve_model(params[f"agents.{agent}.model"]))
 
 
-def served_engine_spec(params: Any, agent: str, environ: Mapping[str, str] | None = None
+def served_context_window(params: Params, agent: str) -> int:
+    """The ``--max-model-len`` ``agent``'s servers hold (:func:`request_limit`): what an
+    evaluation over them passes as ``context_window`` (the ``openai`` engine cannot see
+    it, and it is below the request limit when local weights record a shorter context)."""
+    return request_limit(params, agent, resolve_model(params[f"agents.{agent}.model"]))
+
+
+def served_engine_spec(params: Params, agent: str, environ: Mapping[str, str] | None = None
                        ) -> tuple[str, dict[str, Any]] | None:
     """``("openai", make_engine options)`` for ``agent`` when ``serve.enabled``: its
     servers' base URLs from ``$TREEAGENT_SERVERS``, the served model name and the
@@ -416,7 +426,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def serving(params: Any, **options: Any) -> Iterator[dict[str, list[str]]]:
+def serving(params: Params, **options: Any) -> Iterator[dict[str, list[str]]]:
     """Plan, start and health-check ``params``' servers; yield ``{agent: [url, ...]}``;
     stop them all afterwards, also on failure and on SIGTERM. ``options`` go to :class:`ServerSet`
     (and ``launch`` to :func:`plan`)."""
