@@ -18,7 +18,8 @@ dl.meta dt{font-weight:600}dl.meta dd{margin:0;white-space:pre-wrap}
 .cols{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1em}
 pre{white-space:pre-wrap;word-break:break-word;margin:0;font:12px/1.4 ui-monospace,
   "DejaVu Sans Mono",monospace}
-#context{max-height:75vh;overflow:auto;border:1px solid #e4e4e7;padding:.5em}
+#context{max-height:75vh;overflow:auto;border:1px solid #e4e4e7;padding:.5em;
+  position:relative}
 .sec.s0{background:#eef4ff}.sec.s1{background:#fff4e5}
 .sec.current{background:#fde68a}
 .rec{outline:2px solid #16a34a;outline-offset:-1px}
@@ -165,7 +166,8 @@ function render() {
   if (s && s.t !== null && s.t !== undefined) {
     const hit = document.querySelectorAll(`[data-t="${s.t}"]`);
     hit.forEach(x => x.classList.add("current"));
-    if (hit.length) hit[0].scrollIntoView({block: "nearest"});
+    const pane = document.getElementById("context");  // scroll the pane, not the page
+    if (hit.length) pane.scrollTop = hit[0].offsetTop - 8;  // offsetTop: within the pane
   }
 }
 function go(i, s) {
