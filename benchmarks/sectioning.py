@@ -1,9 +1,13 @@
-"""Sectioning benchmark (issue 2, item 7): ~1M-token JSON, HTML and YAML inputs.
+"""Sectioning benchmark: ~1M-token JSON, HTML and YAML inputs, a ~125K-token JavaScript one.
 
 Prints, per input: one whole-text tokenization, full TreeAgent preprocessing (parse +
 tokenize + search + sections + paths + links), their ratio, Flat vs Tree counts, peak
 memory, and chonkie's RecursiveChunker / LangChain's RecursiveJsonSplitter on the same
 input (time, chunks, max tokens per chunk, fitting records split). Median of --runs.
+The JavaScript input is also parsed with the ``mixed`` cross-check (json5 reads each
+literal's non-JSON skeleton) for comparison with the default ``twin`` one. A closing
+table gives the CPU-time ratios against one encode and against chonkie, with the
+targets: JavaScript <= 1x one encode and <= 2x chonkie, YAML <= 0.5x chonkie.
 """
 
 from __future__ import annotations
@@ -16,13 +20,51 @@ import tracemalloc
 from pathlib import Path
 
 from treeagent import formats, tokens
+from treeagent.formats import javascript
 from treeagent.preprocess import section_tree
 
 ROOTS = [Path(__file__).resolve().parents[2] / "shared" / "sources", Path("/work/shared/sources")]
-SAMPLE = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "usgs_events.json"
+SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples"
+SAMPLE = SAMPLES / "usgs_events.json"
+JS_SAMPLES = SAMPLES / "bench" / "javascript"
+
+
+def js_literals() -> list[str]:
+    """The static initializers of the shipped JavaScript samples, as sample mode cuts them
+    into units (top-level bindings' values and nested literals)."""
+    from treeagent.bench.sources.js_records import file_candidates
+
+    out = []
+    for f in sorted(JS_SAMPLES.rglob("*")):
+        if f.suffix not in (".js", ".mjs", ".cjs"):
+            continue
+        text = f.read_text(encoding="utf-8")
+        out += [text[i.value_start:i.value_end] for i in javascript.find_initializers(text)[0]]
+        out += [c.text for c in file_candidates(text, lambda *a: None, nested=True) if c.col]
+    return out
+
+
+def build_js_input(target_chars: int) -> str:
+    """A module of ``const entry_NNNN = <literal>;`` bindings, as a composed JavaScript
+    context holds them. The samples hold ~30 literals: copy k of a literal gets k more
+    spaces of indentation on each line and after its opening bracket, so that every
+    literal and line is new text (a corpus's literals do not repeat: neither the json5
+    memo nor chonkie's token-count cache may hide their cost)."""
+    lits = js_literals()
+    out, n, i = [], 0, 0
+    while n < target_chars:
+        lit = lits[i % len(lits)]
+        k = i // len(lits)
+        pad = " " * k
+        out.append(f"const entry_{i:04d} = {lit[0]}{pad}{lit[1:].replace(chr(10), chr(10) + pad)};")
+        n += len(out[-1]) + 1
+        i += 1
+    return "\n".join(out) + "\n"
 
 
 def build_input(fmt: str, target_chars: int) -> str:
+    if fmt == "javascript":
+        return build_js_input(target_chars)
     root = next((r for r in ROOTS if r.is_dir()), None)
     if fmt == "json":
         files = []
@@ -128,7 +170,9 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=1_000_000)
     ap.add_argument("--budget", type=int, default=5000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--formats", nargs="+", default=["json", "html", "yaml"])
+    ap.add_argument("--js-tokens", type=int, default=125_000,
+                    help="size of the JavaScript input (the samples' literals, repeated)")
+    ap.add_argument("--formats", nargs="+", default=["json", "html", "yaml", "javascript"])
     ap.add_argument("--tokenizer", default="qwen3")
     args = ap.parse_args()
     tk = tokens.load(args.tokenizer)
@@ -137,15 +181,29 @@ def main() -> None:
         prepare()
     print("chonkie RecursiveChunker: same tokenizer object; it splits at line breaks first "
           "(then sentences, pauses, words, tokens), counts every split with the tokenizer "
-          "(lru_cache of 4,096 splits) and adds counts when merging splits; 'max tokens' "
+          "(lru_cache of 4,096 splits, cleared before each run) and adds counts when merging "
+          "splits; 'max tokens' "
           "below re-counts each chunk whole. Timings: median of --runs, tokenizer loading "
           "excluded for all.")
-    for fmt in args.formats:
-        bench_format(fmt, args, tk)
+    rows = [bench_format(fmt, args, tk) for fmt in args.formats]
+    print("\n== CPU-time medians of --runs (one encode and chonkie on the same input)")
+    print(f"{'format':<11}{'tokens':>11}{'encode':>9}{'ours':>8}{'chonkie':>9}"
+          f"{'ours/encode':>13}{'ours/chonkie':>14}  target")
+    targets = {"javascript": "<= 1x encode, <= 2x chonkie", "yaml": "<= 0.5x chonkie"}
+    for fmt, n_tok, enc, ours, chonkie in rows:
+        vs_c = f"{ours / chonkie:13.2f}x" if chonkie else f"{'-':>14}"
+        c_s = f"{chonkie:8.2f}s" if chonkie else f"{'-':>9}"
+        print(f"{fmt:<11}{n_tok:>11,}{enc:8.2f}s{ours:7.2f}s{c_s}{ours / enc:12.2f}x{vs_c}  "
+              f"{targets.get(fmt, 'not slower than before')}")
 
 
-def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
-    text = build_input(fmt, int(args.tokens * (2.0 if fmt == "json" else 3.5)))
+def bench_format(fmt: str, args: argparse.Namespace, tk) -> tuple[str, int, float, float,
+                                                                 float | None]:
+    """Print one input's figures; return (format, tokens, CPU of one encode, of ours, of
+    chonkie or None)."""
+    chars = {"json": 2.0, "javascript": 4.7}.get(fmt, 3.5)
+    n_target = args.js_tokens if fmt == "javascript" else args.tokens
+    text = build_input(fmt, int(n_target * chars))
     n_tok = tk.count(text)
     t_encode, _ = median_time(lambda: tk.encode(text), args.runs, "encode")
 
@@ -164,6 +222,12 @@ def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
     print(f"one whole-text encode        {t_encode:7.2f} s  (CPU {CPU['encode']:.2f} s)")
     print(f"TreeAgent preprocessing      {t_full:7.2f} s  (CPU {CPU['ours']:.2f} s)  ratio "
           f"{t_full / t_encode:5.2f}x  peak {peak / 2**20:,.0f} MiB")
+    if fmt == "javascript":
+        t_mixed, _ = median_time(
+            lambda: section_tree(javascript.parse(text, crosscheck="mixed"), tk, args.budget),
+            args.runs, "mixed")
+        print(f"  with crosscheck='mixed'    {t_mixed:7.2f} s  (CPU {CPU['mixed']:.2f} s)  ratio "
+              f"{t_mixed / t_encode:5.2f}x  (json5 reads each literal's non-JSON skeleton)")
     print(f"Flat sections {r.flat_count}, Tree sections {len(r.sections)} at B*={r.budget}; "
           f"budget violations {over}; fitting records split {split}/{fitting}; "
           f"max tokens {max(s.tokens for s in r.sections)}")
@@ -173,7 +237,12 @@ def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
 
         chunker = RecursiveChunker(tokenizer=tk._tok, chunk_size=args.budget) \
             if hasattr(tk, "_tok") else RecursiveChunker(chunk_size=args.budget)
-        t_c, chunks = median_time(lambda: chunker.chunk(text), args.runs, "chonkie")
+        def chonkie_cold():  # its lru_cache of split counts outlives a run: clear it
+            type(chunker)._estimate_token_count.cache_clear()
+            return chunker.chunk(text)
+
+        t_c, chunks = median_time(chonkie_cold, args.runs, "chonkie")
+        chonkie_cpu = CPU["chonkie"]
         spans = [(c.start_index, c.end_index) for c in chunks]
         mx = max(tk.count(c.text) for c in chunks)
         s_c, _ = fitting_records_split(r.tree, spans, tk, r.budget)
@@ -181,6 +250,7 @@ def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
               f"{len(chunks)}  max tokens {mx}  fitting records split {s_c}/{fitting}  "
               f"(ours/chonkie wall {t_full / t_c:.2f}x, CPU {CPU['ours'] / CPU['chonkie']:.2f}x)")
     except Exception as exc:  # report, keep going
+        chonkie_cpu = None
         print(f"chonkie RecursiveChunker     unavailable: {exc}")
     if fmt == "json":
         try:
@@ -195,6 +265,7 @@ def bench_format(fmt: str, args: argparse.Namespace, tk) -> None:
                   f"max tokens {mx}  (re-serialized: record positions not comparable)")
         except Exception as exc:
             print(f"LangChain RecursiveJsonSplitter unavailable: {exc}")
+    return fmt, n_tok, CPU["encode"], CPU["ours"], chonkie_cpu
 
 
 if __name__ == "__main__":

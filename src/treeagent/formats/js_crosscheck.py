@@ -4,6 +4,15 @@ Every literal the builder (:mod:`treeagent.formats.js_values`) reads is read aga
 json5 (strict-JSON subtrees by the C ``json`` decoder in ``crosscheck="mixed"``), and the
 two readings must agree; see the module docstring of :mod:`treeagent.formats.javascript`.
 :class:`_CrossCheck` holds the builder's cross-check methods.
+
+``crosscheck="twin"``: a literal written only in the JSON5 that JavaScript sources use
+(ASCII identifier keys, single- or double-quoted strings with JSON escapes, ``//`` and
+``/* */`` comments, trailing commas, JSON numbers, ``NaN``/``Infinity``, JSON whitespace)
+has a JSON *twin*, the same text with keys quoted, quotes swapped, comments and trailing
+commas dropped, whose C ``json`` reading is json5's reading (surrogate pairs joined, as
+the comparison joins them). Any other text, or a twin json rejects, goes the ``mixed``
+way, so rejections and their messages are those of ``mixed``. tests/test_js_twin.py
+checks the equivalence against json5 on generated near-JSON5 texts.
 """
 
 from __future__ import annotations
@@ -116,10 +125,10 @@ class _CrossCheck:
 
     def _check(self, lit: _Literal) -> None:
         nodes, text = lit.nodes, self.text
-        refs = self._json_refs(lit) if self.crosscheck == "mixed" else {}
         root = nodes[0]
-        ref: object = None
-        if 0 not in refs:
+        ref = self._twin_reading(lit) if self.crosscheck == "twin" else _NO_TWIN
+        refs = self._json_refs(lit) if ref is _NO_TWIN and self.crosscheck != "json5" else {}
+        if ref is _NO_TWIN and 0 not in refs:
             splices = sorted(lit.splices + [(lit.vstart[i], nodes[i].end, "0") for i in refs])
             r_start, r_end = lit.vstart[0], root.end
             pieces: list[str] = []
@@ -164,6 +173,28 @@ class _CrossCheck:
                 stack.extend(zip(node.children, ref))  # type: ignore[arg-type]
             elif not _same(mine, ref):
                 self._disagree(lit, node, mine, ref)
+
+    def _twin_reading(self, lit: _Literal) -> object:
+        """json5's reading of the whole literal (its splices applied) through its JSON
+        twin and the C decoder, or ``_NO_TWIN`` (then the subtree readings below)."""
+        text, pos = self.text, lit.vstart[0]
+        pieces: list[str] = []
+        for s, e, rep in sorted(lit.splices):
+            if s < pos:
+                continue  # inside an earlier splice
+            pieces.append(text[pos:s])
+            pieces.append(rep)
+            pos = e
+        pieces.append(text[pos : lit.nodes[0].end])
+        twin = _json_twin("".join(pieces))
+        if twin is None:
+            return _NO_TWIN
+        try:
+            return json.loads(twin)
+        except RecursionError:
+            raise
+        except ValueError:
+            return _NO_TWIN
 
     def _json_refs(self, lit: _Literal) -> dict[int, object]:
         """Mixed mode: read every maximal strict-JSON subtree (and JSON-convertible string)
@@ -259,3 +290,64 @@ def _path(lit: _Literal, node: Node) -> str:
 def _short(v: object) -> str:
     r = repr(v)
     return r if len(r) <= 60 else r[:57] + "..."
+
+
+# ---------------------------------------------------------------- JSON5 via the C decoder
+
+# A JSON5 text made only of these tokens has a JSON twin with the same value: identifier
+# keys quoted, single-quoted strings requoted, comments and trailing commas dropped.
+# Anything else (other whitespace or escapes, hex/+/.5 numbers, line continuations,
+# non-ASCII identifiers) is left to json5 itself.
+_WS = r"[ \t\n\r]"
+_DQ = r'"(?:[^"\\\x00-\x1f\u2028\u2029]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'
+_SQ = r"'(?:[^'\\\x00-\x1f\u2028\u2029]++|\\[\"\\/bfnrt']|\\u[0-9a-fA-F]{4})*+'"
+_COMMENT = r"//[^\n\r\u2028\u2029]*+|/\*(?:[^*]++|\*(?!/))*+\*/"
+_IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*+"
+_NUMBER = r"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?"
+_TWIN_TOKENS = re.compile(
+    rf"(?:{_WS}++|{_COMMENT}|{_DQ}|{_SQ}|{_IDENT}|{_NUMBER}|[{{}}\[\]:,-])*+")
+_TWIN_EDITS = re.compile(
+    rf"({_DQ})|({_SQ})|({_COMMENT})|({_IDENT})(?={_WS}*+:)|,(?={_WS}*+[}}\]])")
+_SQ_INNER = re.compile(r'\\[\s\S]|"')
+_NO_TWIN = object()
+
+
+def _requote(m: re.Match[str]) -> str:
+    """One piece of a single-quoted string's body as a double-quoted one's."""
+    q = m.group()
+    return '\\"' if q == '"' else "'" if q == "\\'" else q
+
+
+def _json_twin(source: str) -> str | None:
+    """The JSON text with the same value as the JSON5 text ``source``, or None where
+    ``source`` uses syntax outside the token set above (then only json5 reads it)."""
+    if _TWIN_TOKENS.fullmatch(source) is None:
+        return None
+    bad = False
+    comment_end = -1  # end of the last comment scanned
+
+    def edit(m: re.Match[str]) -> str:
+        nonlocal bad, comment_end
+        g = m.lastindex
+        if g == 1:
+            return m.group()
+        if g == 2:
+            inner = m.group()[1:-1]
+            if "\"" in inner or "\\'" in inner:
+                inner = _SQ_INNER.sub(_requote, inner)
+            return f'"{inner}"'
+        if g == 3:
+            comment_end = m.end()
+            return " "
+        if g == 4:
+            return f'"{m.group()}"'
+        j = m.start() - 1  # a trailing comma: only right after a value (`[,]` is no JSON5)
+        while j >= 0 and source[j] in " \t\n\r":
+            j -= 1
+        if j < 0 or j == comment_end - 1 or source[j] in "[{,:":
+            bad = True
+        return ""
+
+    twin = _TWIN_EDITS.sub(edit, source)
+    return None if bad else twin
+

@@ -54,7 +54,7 @@ _NAMES = {
 _JSON_SCALARS = frozenset({"true", "false", "null"})
 
 Dynamic = Literal["reject", "atomic"]
-Crosscheck = Literal["mixed", "json5"]
+Crosscheck = Literal["twin", "mixed", "json5"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +189,9 @@ class _Builder(_CrossCheck):
                  crosscheck: Crosscheck) -> None:
         if dynamic not in ("reject", "atomic"):
             raise ValueError(f"dynamic must be 'reject' or 'atomic', not {dynamic!r}")
-        if crosscheck not in ("mixed", "json5"):
-            raise ValueError(f"crosscheck must be 'mixed' or 'json5', not {crosscheck!r}")
+        if crosscheck not in ("twin", "mixed", "json5"):
+            raise ValueError(f"crosscheck must be 'twin', 'mixed' or 'json5', not "
+                             f"{crosscheck!r}")
         self.text = text
         self.off = offsets
         self.atomic_mode = dynamic == "atomic"
