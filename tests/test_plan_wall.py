@@ -90,8 +90,9 @@ def test_rates_say_which_are_defaults():
     assert (r.prompt.value, r.prompt.source) == (5000.0, "measured on x")
     assert r.sequence.value == pw.DEFAULT_SEQUENCE_TPS and r.sequence.source == pw.DEFAULT_SOURCE
     text = "\n".join(wall_lines(pw.estimate({("a", "flat"): FIVE}, _layout(), r)))
-    assert "5,000 prompt tokens/s per GPU (measured on x)" in text
-    assert f"{pw.DEFAULT_SEQUENCE_TPS:,.0f} decode tokens/s of one sequence (stated default" in text
+    assert "5,000 prompt tokens/s per GPU: measured on x" in text
+    assert f"{pw.DEFAULT_SEQUENCE_TPS:,.0f} decode tokens/s of one sequence: stated default" in text
+    assert pw.DEFAULT_BASIS in text
 
 
 def test_stage_costs_restore_the_stage_order_across_rows():

@@ -534,19 +534,24 @@ def table(plan: dict[str, Any]) -> str:
     if plan.get("wall"):
         lines += ["", *wall_lines(plan["wall"])]
     if not plan["throughput"]:
-        lines.append("\nGPU-hours: pass --prompt-tps and --output-tps, or --measure.")
+        lines.append("\nGPU-h per row: only at given or measured rates (--prompt-tps and "
+                     "--output-tps, or --measure).")
     return "\n".join(lines)
 
 
 def wall_lines(wall: dict[str, Any]) -> list[str]:
     """The wall-clock estimate (:mod:`treeagent.plan_wall`) as printed under the table:
-    the rates with their sources, the layout, the hours."""
+    the rates with their sources, the layout, the times."""
+    from treeagent.plan_wall import DEFAULT_BASIS, DEFAULT_SOURCE
+
     r, lay = wall["rates"], wall["layout"]
     out = ["Rates assumed:"]
     for key, label in (("prompt", "prompt tokens/s per GPU"),
                        ("output", "output tokens/s per GPU (batched)"),
                        ("sequence", "decode tokens/s of one sequence")):
-        out.append(f"- {r[key]['tokens_per_s']:,.0f} {label} ({r[key]['source']})")
+        out.append(f"- {r[key]['tokens_per_s']:,.0f} {label}: {r[key]['source']}")
+    if any(r[k]["source"] == DEFAULT_SOURCE for k in r):
+        out.append(f"  ({DEFAULT_BASIS})")
     gpus = ", ".join(f"{a} {n} GPU(s) in {lay['replicas'][a]} replica(s)"
                      for a, n in lay["gpus"].items())
     out.append(f"Layout ({lay['source']}): {gpus}; {lay['shards']} shard(s) per stage, "
@@ -555,11 +560,20 @@ def wall_lines(wall: dict[str, Any]) -> list[str]:
     slow = max(wall["stages"], key=lambda s: s["seconds"], default=None)
     if slow is not None:
         out.append(f"Slowest stage: evaluate@{slow['agent']}-{slow['method']} "
-                   f"{slow['seconds'] / 3600:.3g} h ({slow['bound']} bound).")
-    out.append(f"Wall clock (token upper bounds at these rates): {wall['total_hours']:.3g} h "
-               f"with one evaluate stage at a time (dvc repro); {wall['parallel_hours']:.3g} h "
-               "with every agent's stages at once on its own GPUs.")
+                   f"{_duration(slow['seconds'])} ({slow['bound']} bound).")
+    out.append(f"Wall clock (token upper bounds at these rates): "
+               f"{_duration(wall['total_hours'] * 3600)} with one evaluate stage at a time "
+               f"(dvc repro); {_duration(wall['parallel_hours'] * 3600)} with every agent's "
+               "stages at once on its own GPUs.")
     return out
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def write(plan: dict[str, Any], out: str | Path) -> tuple[Path, Path]:

@@ -31,8 +31,10 @@ from typing import Any
 DEFAULT_PROMPT_TPS = 20000.0
 DEFAULT_OUTPUT_TPS = 1500.0
 DEFAULT_SEQUENCE_TPS = 100.0
-DEFAULT_SOURCE = ("stated default, not measured: a 4-7B model in bf16 under vLLM on one "
-                  "H100-class GPU (docs/pipeline.md)")
+DEFAULT_SOURCE = "stated default"
+DEFAULT_BASIS = ("stated defaults are not measurements: rough figures for a 4-7B model in "
+                 "bf16 under vLLM on one H100-class GPU (docs/pipeline.md); measure yours "
+                 "with --measure")
 
 
 @dataclass(frozen=True)
