@@ -1,5 +1,6 @@
 """Prefect flow ``serve``: the vLLM servers of ``params.yaml``'s ``serve`` block as
-pipeline machinery (:mod:`treeagent.llm.serve`; docs/pipeline.md "Many GPUs and hosts").
+pipeline machinery (:mod:`treeagent.llm.serve`; docs/pipeline.md, "vLLM servers run by
+the pipeline").
 
 ``flows/benchmark.py`` runs :func:`serving` around ``dvc repro`` when ``serve.enabled``:
 the ``start-servers`` task starts one ``vllm serve`` per agent replica and waits for
@@ -95,7 +96,8 @@ def _healthy(url: str) -> bool:
     import httpx
 
     try:
-        return httpx.get(url.removesuffix("/v1") + "/health", timeout=10).status_code == 200
+        reply = httpx.get(url.removesuffix("/v1") + "/health", timeout=10, trust_env=False)
+        return reply.status_code == 200
     except httpx.HTTPError:
         return False
 

@@ -1,5 +1,5 @@
 """``treeagent serve``: the vLLM servers ``params.yaml``'s ``serve`` block asks for
-(:mod:`treeagent.llm.serve`; docs/pipeline.md "Many GPUs and hosts").
+(:mod:`treeagent.llm.serve`; docs/pipeline.md, "vLLM servers run by the pipeline").
 
 ``--dry-run`` prints the exact command lines, one per server (environment assignments
 first), and starts nothing. Otherwise the servers run in the foreground: once every

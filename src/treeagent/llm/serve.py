@@ -1,5 +1,6 @@
 """vLLM servers as pipeline machinery: one ``vllm serve`` per agent replica over the GPUs
-that ``params.yaml``'s ``serve`` block lists (docs/pipeline.md "Many GPUs and hosts").
+that ``params.yaml``'s ``serve`` block lists (docs/pipeline.md, "vLLM servers run by the
+pipeline").
 
 * :func:`plan` turns validated params into :class:`Server` records: for each agent of
   ``evaluate.agents`` (in that order) ``serve.replicas`` servers, each given the next
