@@ -172,3 +172,22 @@ def test_the_report_links_samples_to_their_pages(built, tmp_path):
     assert "| Question |" in md and "window.pwned" in md and "<script>" not in md
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert f'<a href="examples/{page}#memagent/flat">json one/0</a>' in html
+
+
+def test_pages_per_cell_are_capped_and_long_messages_cut(built, tmp_path, monkeypatch):
+    import dataclasses
+
+    other = dataclasses.replace(built.ex, id="json one/1")
+    scores = pd.concat([built.scores, built.scores.assign(example_id=other.id)])
+    monkeypatch.setattr(V, "MESSAGE_CHARS", 10)
+    pages = V.write_examples(tmp_path, [built.ex, other], scores, built.traces, per_cell=1)
+    assert list(pages) == [built.ex.id]
+    assert sorted(p.name for p in tmp_path.glob("*.html")) == sorted(
+        [V.INDEX, pages[built.ex.id]["page"]])
+    index = (tmp_path / V.INDEX).read_text(encoding="utf-8")
+    assert "1 of 2 scored examples (at most 1 per format × task × length)." in index
+    page = (tmp_path / pages[built.ex.id]["page"]).read_text(encoding="utf-8")
+    data = json.loads(page.split('id="data">', 1)[1].split("</script>")[0])
+    full = built.traces[(built.ex.id, "memagent", "flat")][0]["messages"][0]["content"]
+    cut = data["runs"][0]["steps"][0]["messages"][0]["content"]
+    assert cut.startswith(full[:10]) and f"[{len(full) - 10} more characters" in cut

@@ -32,6 +32,9 @@ from treeagent.report import tables as T
 from treeagent.report.viewer_assets import INDEX_SCRIPT, PAGE_SCRIPT, STYLE
 
 INDEX = "index.html"
+MESSAGE_CHARS = 12_000  # a prompt message longer than this is cut in the page (the section
+# it carries is in the context pane; the trace keeps it whole)
+PER_CELL = 5  # pages per (format, task, length) cell written by the report stage
 Sections = Callable[[Any, str, str], list[tuple[int, int, str | None]]]
 
 
@@ -74,12 +77,21 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _cut(text: Any) -> Any:
+    if not isinstance(text, str) or len(text) <= MESSAGE_CHARS:
+        return text
+    return (text[:MESSAGE_CHARS] + f" … [{len(text) - MESSAGE_CHARS} more characters, "
+            "in the trace; the section is in the context pane]")
+
+
 def _step(call: dict[str, Any]) -> dict[str, Any]:
     step = call.get("step") or {}
     return {
         "call": call.get("call"), "kind": call.get("kind"), "pass": step.get("pass"),
         "t": step.get("t"), "path": step.get("path"), "links": step.get("links") or [],
-        "spans": step.get("spans") or [], "messages": call.get("messages") or [],
+        "spans": step.get("spans") or [],
+        "messages": [{"role": m.get("role"), "content": _cut(m.get("content"))}
+                     for m in call.get("messages") or []],
         "reply": call.get("reply"), "input_tokens": call.get("input_tokens"),
         "output_tokens": call.get("output_tokens"), "cached": call.get("cached"),
         "error": call.get("error"), "clipped": call.get("clipped") or [],
@@ -133,18 +145,22 @@ def _page(title: str, data: Any, script: str) -> str:
 
 def write_examples(out_dir: str | Path, examples: Iterable[Any], scores: pd.DataFrame,
                    traces: dict | None = None, sections: Sections | None = None,
-                   records: pd.DataFrame | None = None, report: str = "../index.html"
-                   ) -> dict[str, dict[str, str]]:
-    """Write one page per scored example and the index under ``out_dir``; return
-    example id -> {"page": file name, "question": text} (for the report's links)."""
+                   records: pd.DataFrame | None = None, report: str = "../index.html",
+                   per_cell: int | None = None) -> dict[str, dict[str, str]]:
+    """Write one page per scored example (at most ``per_cell`` per format, task and
+    length, in the order given) and the index under ``out_dir``; return example id ->
+    {"page": file name, "question": text} (for the report's links)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     scored = set(scores["example_id"])
     listed: dict[str, dict[str, str]] = {}
     index_rows = []
+    per: dict[tuple[str, str, int], int] = {}
     for ex in examples:
-        if ex.id not in scored:
+        cell = (ex.format, ex.task, int(ex.length))
+        if ex.id not in scored or (per_cell is not None and per.get(cell, 0) >= per_cell):
             continue
+        per[cell] = per.get(cell, 0) + 1
         data = example_data(ex, scores, traces or {}, sections, records)
         name = page_name(ex.id)
         data["links"] = {"index": INDEX, "report": report}
@@ -156,8 +172,11 @@ def write_examples(out_dir: str | Path, examples: Iterable[Any], scores: pd.Data
                            "runs": [{"title": r["title"], "agent": r["agent"],
                                      "method": r["method"], "score": r["score"],
                                      "steps": len(r["steps"])} for r in data["runs"]]})
+    note = (f"{len(index_rows)} of {len(scored)} scored examples"
+            + (f" (at most {per_cell} per format × task × length)." if per_cell else "."))
     (out / INDEX).write_text(_page("Examples, step by step",
-                                   {"examples": index_rows, "report": report}, INDEX_SCRIPT),
+                                   {"examples": index_rows, "report": report, "note": note},
+                                   INDEX_SCRIPT),
                              encoding="utf-8")
     written = {INDEX, *(v["page"] for v in listed.values())}
     for stale in out.glob("*.html"):  # pages of examples no longer scored
@@ -176,10 +195,11 @@ def sections_by_method(tokenizers: dict[str, Any], base_budget: int) -> Sections
 
     def sections(ex: Any, agent: str, method: str) -> list[tuple[int, int, str | None]]:
         tok = tokenizers[agent]
-        key = (id(tok), "flat" if method == "flat" else method, ex.id)
+        mode = "flat" if method == "flat" else "treeagent"  # the structural modes share B*
+        key = (id(tok), mode, ex.id)
         if key not in cache:
             try:
-                doc = prepare(ex.context, ex.format, tok, method, base_budget)
+                doc = prepare(ex.context, ex.format, tok, mode, base_budget)
                 cache[key] = [(s.start, s.end, s.path) for s in doc.sections]
             except Exception:  # noqa: BLE001 (the run's own row already says why)
                 cache[key] = []
@@ -212,4 +232,5 @@ def write_from_pipeline(p: Any, runs_dir: str | Path, validated_dir: str | Path,
                 yield from io.read_examples(path)
 
     return write_examples(out_dir, examples(), scores, read_traces(runs_dir, agents, methods),
-                          sections_by_method(toks, int(p["sectioning.base_budget"])), records)
+                          sections_by_method(toks, int(p["sectioning.base_budget"])), records,
+                          per_cell=PER_CELL)

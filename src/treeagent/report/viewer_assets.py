@@ -197,7 +197,7 @@ for (const e of D.examples) {
   body.append(el("tr", {id: e.id}, ...cells));
 }
 app.append(el("nav", {}, el("a", {href: D.report}, "← the report")),
-           el("h1", {}, "Examples, step by step"),
+           el("h1", {}, "Examples, step by step"), el("p", {id: "shown"}, D.note),
            el("p", {}, "Per example and run: the score (%) and the calls traced. Open one to see the context with that method's sections, the evidence records, each step's prompt parts and the memory after it."),
            el("table", {id: "examples"}, el("thead", {}, head), body));
 """
