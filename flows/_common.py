@@ -12,22 +12,13 @@ import os
 import sys
 from pathlib import Path
 
-ENV_DEFAULTS = {
-    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    "DO_NOT_TRACK": "1",
-    "DVC_NO_ANALYTICS": "1",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300",
-    "TOKENIZERS_PARALLELISM": "false",
-    "HF_HUB_OFFLINE": "1",
-}
-for _key, _value in ENV_DEFAULTS.items():
-    os.environ.setdefault(_key, _value)
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path and (ROOT / "src" / "treeagent").is_dir():
     sys.path.insert(0, str(ROOT / "src"))  # a checkout without `pip install -e .`
 
-from treeagent import config  # noqa: E402
+from treeagent import config, environment  # noqa: E402
+
+environment.prefect_environment()  # before Prefect is imported
 
 PARAMS = os.environ.get("TREEAGENT_PARAMS", "params.yaml")
 

@@ -44,12 +44,42 @@ def build_examples(kwargs: dict[str, Any], raw_dir: str, out_dir: str) -> dict[s
     return {k: inv.get(k) for k in ("examples", "rejected", "rejections")}
 
 
+@task(name="build-cell", retries=0, cache_policy=NO_CACHE,
+      task_run_name="build-{spec.fmt}-{spec.length}")
+def build_cell(spec: Any) -> Any:
+    """Fill one (format, length) cell of the grid."""
+    from treeagent.bench.cells import build_cell as fill_cell
+
+    result = fill_cell(spec)
+    get_run_logger().info("%s %d: %d candidates", spec.fmt, spec.length, len(result.rows))
+    return result
+
+
+def _on_runner(fn: Any, specs: list[Any]) -> list[Any]:
+    """The cells as tasks of this flow on its task runner, results in cell order."""
+    return [f.result() for f in build_cell.map(specs)]
+
+
 @flow(name="build", log_prints=True)
 def build_flow(params: str = _common.PARAMS, raw_dir: str = "raw",
                out_dir: str = "validated") -> dict[str, Any]:
-    """Build the benchmark examples of ``build.*`` into ``out_dir``."""
+    """Build the benchmark examples of ``build.*`` into ``out_dir``: in this process with
+    ``runner.workers: 1`` and the thread runner, else one task per (format, length) cell
+    on the runner (the same files either way)."""
     p = _common.load_params(params)
-    return build_examples(p.build_kwargs(), raw_dir, out_dir)
+    runner = p["runner"]
+    if runner["name"] == "thread" and runner["workers"] == 1:
+        return build_examples(p.build_kwargs(), raw_dir, out_dir)
+    from treeagent.bench.build import BuildParams
+    from treeagent.bench.cells import build_sharded
+    from treeagent.runners import describe
+
+    log = get_run_logger()
+    log.info("build: one task per (format, length) cell on %s", describe(runner))
+    inv = build_sharded(BuildParams(**p.build_kwargs()), raw_dir, out_dir, _on_runner).inventory
+    log.info("kept %s examples, rejected %s: %s", inv.get("examples"), inv.get("rejected"),
+             json.dumps(inv.get("rejections", {}))[:400])
+    return {k: inv.get(k) for k in ("examples", "rejected", "rejections")}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -58,8 +88,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--raw", default="raw")
     ap.add_argument("--out", default="validated")
     args = ap.parse_args(argv)
-    _common.start(args.params)
-    build_flow(args.params, args.raw, args.out)
+    p = _common.start(args.params)
+    from treeagent.runners import from_params
+
+    build_flow.with_options(task_runner=from_params(p["runner"]))(args.params, args.raw,
+                                                                  args.out)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ in a fixed order, so the runner is not a DVC parameter of any stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from treeagent.environment import prefect_environment
 
 
 class RunnerError(ValueError):
@@ -59,3 +61,29 @@ def describe(runner: Mapping[str, Any]) -> str:
         where = runner.get("address")
         return f"dask scheduler {where}" if where else f"dask LocalCluster of {workers} processes"
     return f"{workers} thread{'s' * (workers != 1)}"
+
+
+def map_on_runner(fn: Callable[[Any], Any], items: Sequence[Any],
+                  runner: Mapping[str, Any], name: str = "map") -> list[Any]:
+    """``[fn(x) for x in items]``, mapped as Prefect tasks over ``runner`` (a flow of its
+    own, a subflow when called from a flow); one thread runs them in this process without
+    Prefect. Results come back in item order; the first failure is raised after all
+    tasks have ended."""
+    if runner.get("name", "thread") == "thread" and int(runner.get("workers", 1)) == 1:
+        return [fn(x) for x in items]
+    prefect_environment()
+    from prefect import flow, task
+    from prefect.cache_policies import NO_CACHE
+
+    mapped_task = task(fn, name=name, cache_policy=NO_CACHE)
+
+    @flow(name=name, task_runner=from_params(runner), log_prints=True)
+    def mapped() -> list[Any]:
+        futures = mapped_task.map(list(items))
+        states = [f.wait() or f.state for f in futures]
+        failed = [s for s in states if not s.is_completed()]
+        if failed:
+            failed[0].result()  # raises the task's exception
+        return [f.result() for f in futures]
+
+    return mapped()

@@ -183,18 +183,44 @@ def _row(fmt: str, q: tasks.Question, length: int, family: int, j: int,
     }
 
 
-def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: contexts.Counter,
-                 extract: validate.Extractor, progress: Progress | None = None
-                 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[Unit], contexts.Pool]:
-    """Candidate rows (with ``check_*`` columns) and the format's fill statistics."""
+@dataclass(slots=True)
+class Prepared:
+    """One format's deduplicated units and their token pool: what every family of the
+    format draws on (the same for every length bucket)."""
+
+    fmt: str
+    units: list[Unit]
+    pool: contexts.Pool
+    unit_map: dict[str, tuple[str, str]]
+    unit_of_rec: dict[int, str]
+    idx: dict[str, int]
+    support: dict[int, _Support]
+    budget: int
+    distinct: int
+    notes: Tally
+
+    def info(self) -> dict[str, Any]:
+        return {"units": len(self.units), "distinct_tokens": self.distinct,
+                "records": sum(len(u.records) for u in self.units)}
+
+    def unit_rows(self, needed: set[str]) -> list[dict[str, Any]]:
+        """Rows of ``units/<format>.parquet`` for the units ``needed``, in unit order."""
+        return [
+            {"unit_id": u.id, "source": u.source, "text": p, "sha256": validate.sha256(p),
+             "provenance": json.dumps(u.provenance, sort_keys=True, default=str),
+             "flags": list(u.flags)}
+            for u, p in zip(self.units, self.pool.pieces) if u.id in needed]
+
+
+def prepare_format(fmt: str, units: Iterable[Unit], params: BuildParams,
+                   counter: contexts.Counter) -> Prepared:
+    """Deduplicate ``units`` and count their pieces once per tokenizer."""
     stats: Tally = Tally()
     units = _dedupe(units, fmt, stats)
     pieces = [contexts.piece(fmt, u.text) for u in units]
     pool = contexts.make_pool(fmt, [u.id for u in units], pieces,
                               [_keys(u, p) for u, p in zip(units, pieces)], counter)
     unit_map = {u.id: (u.source, validate.sha256(p)) for u, p in zip(units, pool.pieces)}
-    unit_of_rec = {id(r): u.id for u in units for r in u.records}
-    idx = {u.id: i for i, u in enumerate(units)}
     budget = int(params.anchor_fraction * params.lengths[0])
     size = pool.cost.max(axis=1)
     support: dict[int, _Support] = {}
@@ -202,20 +228,41 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
         if u.records and size[i] <= budget:
             support[i] = _Support()
             support[i].add(u.records)
-    need = {(t, n): params.per_cell for t in params.tasks for n in params.lengths}
+    return Prepared(fmt, units, pool, unit_map, {id(r): u.id for u in units for r in u.records},
+                    {u.id: i for i, u in enumerate(units)}, support, budget,
+                    int(pool.cost.max(axis=1).sum() + pool.overhead.max()), stats)
+
+
+def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
+         extract: validate.Extractor, lengths: Sequence[int] | None = None,
+         progress: Progress | None = None
+         ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int]]:
+    """Families of ``prep``'s format until every (task, length) cell of ``lengths``
+    (default: all of ``params.lengths``) holds ``per_cell`` valid candidates: candidate
+    rows (with ``check_*`` columns) in (family, length, task, question) order, fill
+    statistics per length and notes.
+
+    Cells of different lengths depend on each other only through the family sequence,
+    which is the same for every length (anchors and lookups come from the family's own
+    random stream, each context from its (family, length) stream): the rows of a length
+    come out the same whether it is filled alone or with the others, so the build can be
+    sharded by (format, length) (:func:`build_cell`)."""
+    fmt, units, pool = prep.fmt, prep.units, prep.pool
+    lengths = tuple(params.lengths if lengths is None else lengths)
+    stats: Tally = Tally(prep.notes)
+    used: set[int] = set()
+    need = {(t, n): params.per_cell for t in params.tasks for n in lengths}
     total = sum(need.values())
     rows: list[dict[str, Any]] = []
     cache: dict[str, list[Record]] = {}
-    fills: dict[int, list[float]] = {n: [] for n in params.lengths}
+    fills: dict[int, list[float]] = {n: [] for n in lengths}
     reuse: Tally = Tally()
-    used: set[int] = set()
-    distinct = int(pool.cost.max(axis=1).sum() + pool.overhead.max())
     q_per = params.questions_per_context
     for family in range(params.families):
         if not any(need.values()):
             break
         frng = random.Random(f"{params.seed}|{fmt}|family|{family}")
-        anchors = _anchors(pool, units, budget, frng, used, support)
+        anchors = _anchors(pool, units, prep.budget, frng, used, prep.support)
         if not anchors:
             stats["no anchor units fit the smallest bucket"] += 1
             break
@@ -227,7 +274,7 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
                 seen: set[str] = set()
                 qs = [tasks.generate(task, anchor_recs, frng, seen) for _ in range(q_per)]
                 lookups[task] = [q for q in qs if q is not None]
-        for length in params.lengths:
+        for length in lengths:
             if not any(need[(t, length)] for t in params.tasks):
                 continue
             crng = random.Random(f"{params.seed}|{fmt}|context|{family}|{length}")
@@ -237,7 +284,7 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
             fills[length].append(ctx.fill)
             reuse[length] += ctx.reused
             checked = validate.check_context(
-                fmt, ctx.text, [pool.ids[u] for u in ctx.order], unit_map, extract,
+                fmt, ctx.text, [pool.ids[u] for u in ctx.order], prep.unit_map, extract,
                 counter.full if params.recount else None, cache)
             ctx_recs = [r for u in ctx.order for r in units[u].records]
             flags = sorted({f for u in ctx.order for f in units[u].flags})
@@ -257,8 +304,8 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
                     if not need[(task, length)]:
                         break
                     wanted = set(q.record_ids)
-                    src = sorted({unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
-                                 key=idx.__getitem__)
+                    src = sorted({prep.unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
+                                 key=prep.idx.__getitem__)
                     row = _row(fmt, q, length, family, j, ctx, pool, src, flags,
                                params.tolerance)
                     row.update(validate.check_example(row, checked, params.tolerance))
@@ -268,17 +315,24 @@ def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: 
                         if progress:
                             progress(fmt, total - sum(need.values()), total)
     short = {contexts.bucket_label(n): {
-        "distinct_fill": round(min(1.0, distinct / n), 4),
+        "distinct_fill": round(min(1.0, prep.distinct / n), 4),
         "families": len(fills[n]),
         "fill_min": round(min(fills[n]), 4) if fills[n] else None,
         "fill_mean": round(float(np.mean(fills[n])), 4) if fills[n] else None,
         "reused_units": reuse[n],
         "missing_examples": sum(need[(t, n)] for t in params.tasks),
-    } for n in params.lengths}
-    info = {"units": len(units), "distinct_tokens": distinct,
-            "records": sum(len(u.records) for u in units), "notes": dict(stats),
-            "lengths": short}
-    return rows, info, units, pool
+    } for n in lengths}
+    return rows, short, dict(stats)
+
+
+def build_format(fmt: str, units: Iterable[Unit], params: BuildParams, counter: contexts.Counter,
+                 extract: validate.Extractor, progress: Progress | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any], Prepared]:
+    """Candidate rows (with ``check_*`` columns), the format's fill statistics and its
+    prepared units."""
+    prep = prepare_format(fmt, units, params, counter)
+    rows, short, notes = fill(prep, params, counter, extract, progress=progress)
+    return rows, {**prep.info(), "notes": notes, "lengths": short}, prep
 
 
 # ------------------------------------------------------------------ whole build
@@ -289,8 +343,6 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
           progress: Progress | None = None) -> BuildResult:
     """Build, validate and write ``out/{examples,units}/<format>.parquet``,
     ``out/rejections.parquet`` and ``out/inventory.{json,md}``."""
-    import pandas as pd
-
     if extract is None:
         from treeagent.bench.sources import records_from_text as extract
     counter = contexts.Counter(params.tokenizers)
@@ -299,40 +351,23 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
     suites: dict[tuple[str, str], tuple[bool, int]] = {}
     out = Path(out)
     sizes: dict[str, int] = {}
-    order = {t: i for i, t in enumerate(TASKS)}
     quality: dict[str, Any] = {}
     # one format at a time: build, validate (GX), write, release -- the units' records
     # and the candidates of a format are gone before the next format is built
     for fmt in params.formats:
-        rows, info, units, pool = build_format(fmt, units_by_format.get(fmt, ()), params,
-                                               counter, extract, progress)
+        rows, info, prep = build_format(fmt, units_by_format.get(fmt, ()), params, counter,
+                                        extract, progress)
         infos[fmt] = info
-        kept: list[dict[str, Any]] = []
-        if rows:
-            df = pd.DataFrame(rows)
-            suite = examples_gate.run(df, params.tolerance)
-            result.rejections += examples_gate.rejections(df, suite)
-            bad = set(suite.failed)
-            kept = [r for i, r in enumerate(rows) if i not in bad]
-            for t, c, ok, n in suite.expectations:  # the verdict over all formats
-                was_ok, was_n = suites.get((t, c), (True, 0))
-                suites[(t, c)] = (was_ok and ok, was_n + n)
-            del df, suite
-        kept.sort(key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
-        quality[fmt] = question_quality(rows, kept, params.tasks)
-        result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
-                                for r in kept]
-        needed = {u for r in kept for u in r["unit_ids"]}
-        table = [
-            {"unit_id": u.id, "source": u.source, "text": p, "sha256": validate.sha256(p),
-             "provenance": json.dumps(u.provenance, sort_keys=True, default=str),
-             "flags": list(u.flags)}
-            for u, p in zip(units, pool.pieces) if u.id in needed]
-        sizes[f"examples/{fmt}.parquet"] = io.write_examples(
-            result.examples[fmt], out / "examples" / f"{fmt}.parquet", params.tokenizers)
-        sizes[f"units/{fmt}.parquet"] = io.write_table(
-            table, io.UNIT_FIELDS, out / "units" / f"{fmt}.parquet")
-        del rows, kept, units, pool, table
+        finish_format(fmt, rows, prep.unit_rows, params, out, result, suites, sizes, quality)
+        del rows, prep
+    finish_build(params, result, infos, suites, sizes, quality, out)
+    return result
+
+
+def finish_build(params: BuildParams, result: BuildResult, infos: dict[str, Any],
+                 suites: dict[tuple[str, str], tuple[bool, int]], sizes: dict[str, int],
+                 quality: dict[str, Any], out: Path) -> None:
+    """The inventory over every format, then ``rejections.parquet`` and ``inventory.*``."""
     if suites:
         result.inventory["expectations"] = [
             {"expectation": t, "column": c, "success": ok, "unexpected": n}
@@ -340,7 +375,36 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
     result.inventory.update(_inventory(params, result, infos))
     result.inventory["quality"] = quality
     _write_summary(out, result, sizes)
-    return result
+
+
+def finish_format(fmt: str, rows: list[dict[str, Any]],
+                   unit_rows: Callable[[set[str]], list[dict[str, Any]]], params: BuildParams,
+                   out: Path, result: BuildResult, suites: dict[tuple[str, str], tuple[bool, int]],
+                   sizes: dict[str, int], quality: dict[str, Any]) -> None:
+    """Gate one format's candidates (GX), keep the valid ones and write its tables."""
+    import pandas as pd
+
+    order = {t: i for i, t in enumerate(TASKS)}
+    kept: list[dict[str, Any]] = []
+    if rows:
+        df = pd.DataFrame(rows)
+        suite = examples_gate.run(df, params.tolerance)
+        result.rejections += examples_gate.rejections(df, suite)
+        bad = set(suite.failed)
+        kept = [r for i, r in enumerate(rows) if i not in bad]
+        for t, c, ok, n in suite.expectations:  # the verdict over all formats
+            was_ok, was_n = suites.get((t, c), (True, 0))
+            suites[(t, c)] = (was_ok and ok, was_n + n)
+        del df, suite
+    kept.sort(key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
+    quality[fmt] = question_quality(rows, kept, params.tasks)
+    result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
+                            for r in kept]
+    table = unit_rows({u for r in kept for u in r["unit_ids"]})
+    sizes[f"examples/{fmt}.parquet"] = io.write_examples(
+        result.examples[fmt], out / "examples" / f"{fmt}.parquet", params.tokenizers)
+    sizes[f"units/{fmt}.parquet"] = io.write_table(
+        table, io.UNIT_FIELDS, out / "units" / f"{fmt}.parquet")
 
 
 def question_quality(rows: Sequence[dict[str, Any]], kept: Sequence[dict[str, Any]],

@@ -56,6 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--seed", type=int,
                    help="seed of every sampling choice (default: the preset's)")
     b.add_argument("--out", default="validated", help="folder the examples are written to")
+    b.add_argument("--runner", choices=("thread", "dask"), default="thread",
+                   help="task runner of the (format, length) cells: threads in this process "
+                        "or Dask (default: %(default)s; outputs are the same either way)")
+    b.add_argument("--workers", type=int, default=1,
+                   help="threads, or Dask LocalCluster worker processes (default: 1: serial)")
+    b.add_argument("--address", metavar="URL",
+                   help="a running Dask scheduler (tcp://HOST:8786) instead of a LocalCluster")
     b.add_argument("--allow-empty", action="store_true",
                    help="exit 0 even when a requested format or cell gets no example")
     b.set_defaults(func=run_build)
@@ -149,9 +156,15 @@ def run_build(args: argparse.Namespace) -> int:
         if not args.no_acquire:
             sources.acquire(mode, formats=params.formats, raw_dir=args.raw, mirror_dir=mirror,
                             js_repos=js_repos or None, progress=sys.stderr.isatty())
-        units = {f: list(sources.units(f, raw_dir=args.raw)) for f in params.formats}
+        sharded = args.workers > 1 or args.runner != "thread" or args.address
+        units = {} if sharded else {f: list(sources.units(f, raw_dir=args.raw))
+                                    for f in params.formats}
     except (ValueError, OSError) as exc:
         return _fail(str(exc))
+    if args.workers < 1:
+        return _fail(f"--workers: {args.workers} is not a positive number")
+    if args.address and args.runner != "dask":
+        return _fail("--address needs --runner dask")
     with Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), transient=False, disable=not sys.stderr.isatty()) as bar:
         ids = {f: bar.add_task(f"build {f}", total=None) for f in params.formats}
@@ -159,7 +172,17 @@ def run_build(args: argparse.Namespace) -> int:
         def progress(fmt: str, done: int, total: int) -> None:
             bar.update(ids[fmt], completed=done, total=total)
 
-        result = build.build(params, units, Path(args.out), progress=progress)
+        if sharded:
+            from functools import partial
+
+            from treeagent.bench.cells import build_sharded
+            from treeagent.runners import map_on_runner
+
+            runner = {"name": args.runner, "address": args.address, "workers": args.workers}
+            result = build_sharded(params, args.raw, Path(args.out),
+                                   partial(map_on_runner, runner=runner, name="build-cell"))
+        else:
+            result = build.build(params, units, Path(args.out), progress=progress)
     inv = result.inventory
     for line in build.quality_lines(inv):
         print(line)

@@ -1,0 +1,132 @@
+"""The benchmark build sharded by (format, length) cell (4.1, B.1): each cell is filled
+on a worker of the task runner (:mod:`treeagent.runners`), the driver merges the cells
+of a format in the serial build's order, gates them and writes the same files
+:func:`treeagent.bench.build.build` writes -- byte for byte.
+
+Why this is exact: a format's families are one sequence whatever the lengths (anchors
+and lookups come from each family's own random stream, each context from its (family,
+length) stream), so filling one length alone gives the rows a full build gives for it
+(:func:`treeagent.bench.build.fill`); the merged rows are put back in (family, length,
+task, question) order before the gate, which sees exactly the serial build's candidates.
+
+A worker reads the format's units from ``raw/`` itself (only the cell's name travels),
+so workers on other hosts need the same ``raw/`` (a shared folder, or ``dvc pull raw``).
+It prepares a format's units and token pool once and keeps the last one for the next
+cell of that format.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from treeagent.bench import build as B
+from treeagent.bench import contexts
+
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+"""Runs a function over items (in any order, anywhere) and returns the results in item
+order: :func:`treeagent.runners.map_on_runner` bound to a runner, or a plain loop."""
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One (format, length) cell to fill (plain values: it travels to Dask workers)."""
+
+    fmt: str
+    length: int
+    params: dict[str, Any]  # BuildParams as a dict
+    raw_dir: str
+
+
+@dataclass
+class CellResult:
+    fmt: str
+    length: int
+    rows: list[dict[str, Any]]  # candidates with check_* columns, (family, task, j) order
+    short: dict[str, Any]  # fill statistics of the cell's length bucket
+    notes: dict[str, int]
+    info: dict[str, Any]  # the format's units, distinct tokens, records
+    units: dict[str, tuple[int, dict[str, Any]]]  # unit id -> (unit order, table row)
+
+
+_LAST: dict[tuple, tuple[B.Prepared, contexts.Counter]] = {}
+_LOCK = threading.Lock()
+
+
+def _prepared(fmt: str, params: B.BuildParams, raw_dir: str
+              ) -> tuple[B.Prepared, contexts.Counter]:
+    """The format's prepared units, made once per process (the last format is kept)."""
+    from treeagent.bench.sources import units
+
+    key = (fmt, str(Path(raw_dir).resolve()), params.tokenizers, params.anchor_fraction,
+           params.lengths[0])
+    with _LOCK:
+        if key not in _LAST:
+            _LAST.clear()
+            counter = contexts.Counter(params.tokenizers)
+            _LAST[key] = (B.prepare_format(fmt, units(fmt, raw_dir=raw_dir), params, counter),
+                          counter)
+        return _LAST[key]
+
+
+def build_cell(spec: CellSpec) -> CellResult:
+    """Fill one (format, length) cell."""
+    from treeagent.bench.sources import records_from_text
+
+    params = B.BuildParams(**spec.params)
+    prep, counter = _prepared(spec.fmt, params, spec.raw_dir)
+    rows, short, notes = B.fill(prep, params, counter, records_from_text,
+                                lengths=(spec.length,))
+    needed = {u for r in rows for u in r["unit_ids"]}
+    table = {row["unit_id"]: (prep.idx[row["unit_id"]], row) for row in prep.unit_rows(needed)}
+    return CellResult(spec.fmt, spec.length, rows, short[contexts.bucket_label(spec.length)],
+                      notes, prep.info(), table)
+
+
+def cells(params: B.BuildParams, raw_dir: str | Path) -> list[CellSpec]:
+    """Every (format, length) cell of ``params``, format-major (a worker's next cell is
+    most often of the format it has prepared)."""
+    kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in asdict(params).items()}
+    return [CellSpec(fmt, n, kw, str(raw_dir)) for fmt in params.formats for n in params.lengths]
+
+
+def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    for r in results:  # each cell counts the format's notes once; a full build does too
+        for k, v in r.notes.items():
+            merged[k] = max(merged.get(k, 0), v)
+    return merged
+
+
+def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
+                  mapper: Mapper) -> B.BuildResult:
+    """:func:`treeagent.bench.build.build` with every (format, length) cell filled by
+    ``mapper``; the same files, byte for byte."""
+    specs = cells(params, raw_dir)
+    results: list[CellResult] = mapper(build_cell, specs)
+    out = Path(out)
+    result = B.BuildResult()
+    infos: dict[str, Any] = {}
+    suites: dict[tuple[str, str], tuple[bool, int]] = {}
+    sizes: dict[str, int] = {}
+    quality: dict[str, Any] = {}
+    where = {n: i for i, n in enumerate(params.lengths)}
+    for fmt in params.formats:
+        mine = [r for r in results if r.fmt == fmt]
+        mine.sort(key=lambda r: where[r.length])
+        rows = [row for r in mine for row in r.rows]
+        rows.sort(key=lambda row: (row["family"], where[row["length"]]))  # stable
+        infos[fmt] = {**mine[0].info, "notes": _merge_notes(mine),
+                      "lengths": {contexts.bucket_label(r.length): r.short for r in mine}}
+        ordered = [row for _, row in sorted(
+            {u: v for r in mine for u, v in r.units.items()}.values(), key=lambda v: v[0])]
+
+        def unit_rows(needed: set[str], ordered=ordered) -> list[dict[str, Any]]:
+            return [row for row in ordered if row["unit_id"] in needed]
+
+        B.finish_format(fmt, rows, unit_rows, params, out, result, suites, sizes, quality)
+    B.finish_build(params, result, infos, suites, sizes, quality, out)
+    return result
