@@ -53,6 +53,10 @@ thread with a large stack and recursion limit; past that, a clear ``ParseError``
 ``safe_cut`` (A.1) keeps escapes (``\\n``, ``\\xHH``, ``\\uXXXX``, ``\\u{...}``, legacy
 octal, backslash-newline) and surrogate pairs (raw or escaped) whole.
 
+Whole files -- statements, functions and classes around static initializers -- are read
+by :mod:`treeagent.formats.js_module` (:func:`parse_file`, what ``FORMAT`` and so
+``treeagent sections`` use); the benchmark reads static initializers only.
+
 Modules by job: ``js_syntax`` (the tree-sitter grammar, loaded once, and syntax-level
 helpers), ``js_values`` (scalar decoding and the literal builder), ``js_crosscheck``
 (the json5 cross-check); this module: the public API, the safe cuts and ``FORMAT``.
@@ -337,5 +341,15 @@ def safe_cut(text: str, pos: int) -> bool:
                 and 0xDC00 <= _unit_after(text, pos) <= 0xDFFF)
 
 
-FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"), parse, safe_cut,
-                starts=("const ", "let ", "var ", "export ", "module.exports"))
+def parse_file(text: str, *, crosscheck: Crosscheck = "mixed") -> Tree:
+    """A whole JavaScript file: :func:`parse`'s tree where it accepts the text, else the
+    module's statements, functions and classes (:mod:`treeagent.formats.js_module`)."""
+    from treeagent.formats import js_module  # it builds on this module
+
+    return js_module.parse(text, crosscheck=crosscheck)
+
+
+FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"), parse_file,
+                safe_cut, starts=("const ", "let ", "var ", "export ", "module.exports",
+                                  "import ", "function ", "class ", "async function ",
+                                  "'use strict'", '"use strict"', "#!/usr/bin/env node"))
