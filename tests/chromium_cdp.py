@@ -31,6 +31,16 @@ class Page:
 
     def __init__(self, url: str, profile: Path, width: int = 1280, height: int = 1000,
                  timeout: float = 60.0) -> None:
+        for attempt in range(3):  # a browser that dies at start (a loaded machine): again
+            try:
+                self._open(url, Path(f"{profile}-{attempt}"), width, height, timeout)
+                return
+            except (BrokenPipeError, RuntimeError):
+                self.close()
+                if attempt == 2:
+                    raise
+
+    def _open(self, url: str, profile: Path, width: int, height: int, timeout: float) -> None:
         to_child, self._w = os.pipe()
         self._r, from_child = os.pipe()
 
@@ -109,6 +119,8 @@ class Page:
                        session=True)
 
     def close(self) -> None:
+        if getattr(self, "proc", None) is None:
+            return
         try:
             self._call("Browser.close")
         except (RuntimeError, TimeoutError, OSError):
@@ -116,10 +128,11 @@ class Page:
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self.proc.kill()  # this browser only, by its process
             self.proc.wait()
         os.close(self._r)
         os.close(self._w)
+        self.proc = None
 
     def __enter__(self) -> Page:
         return self

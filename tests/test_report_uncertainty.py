@@ -143,6 +143,11 @@ def test_a_note_where_columns_average_different_task_sets(report):
     # the same design without a grid and with every dataset alike: no note
     cells = T.cell_means(pd.DataFrame(synthetic_rows()))
     assert T.column_notes(cells) == []
+    whole = [(d, t, n) for d in ("json", "yaml", "html") for t in ("one_field", "conditional_count")
+             for n in (8192, 16384)]  # only a whole dataset lacks: AVG. said to leave it out
+    assert T.column_notes(cells, whole) == [
+        "HTML has no scored examples: no column, and AVG. leaves it out.",
+        "AVG. averages the datasets shown only."]
     assert T.column_notes(cells, [(d, t, n) for d in ("json", "yaml")
                                   for t in ("one_field", "conditional_count")
                                   for n in (8192, 16384)]) == []

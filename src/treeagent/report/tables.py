@@ -387,7 +387,7 @@ def column_notes(cells: pd.DataFrame, grid: Sequence[tuple[str, str, int]] | Non
     wanted: dict[str, set[tuple[str, int]]] = {}
     for d, t, n in grid or []:
         wanted.setdefault(str(d), set()).add((str(t), int(n)))
-    notes = []
+    notes, partial = [], False
     for ds in ordered(set(design.datasets) | set(wanted), DATASETS):
         need = wanted.get(ds, every) if grid else every
         have = set(design.grid.get(ds, []))
@@ -398,13 +398,16 @@ def column_notes(cells: pd.DataFrame, grid: Sequence[tuple[str, str, int]] | Non
         rank = {t: i for i, t in enumerate(task_order({t for t, _ in need - have}))}
         lacking = sorted(need - have, key=lambda p: (rank[p[0]], p[1]))
         if lacking:
+            partial = True
             listed = ", ".join(f"{TASK_NAMES.get(t, t)} at {length_label(n)}"
                                for t, n in lacking)
             notes.append(f"{name} averages {len(have)} of {len(need)} task × length cells "
                          f"(no examples: {listed}).")
-    if notes:
+    if partial:
         notes.append("These columns average different task sets, and so does AVG. over "
                      "them: compare them with care.")
+    elif notes:
+        notes.append("AVG. averages the datasets shown only.")
     return notes
 
 
