@@ -1,8 +1,8 @@
 """Tokenizers by name behind one protocol, and O(log n) token counts for spans.
 
-DESIGN "Token accounting": the whole input is tokenized once; token start offsets are
-kept, and ``tok(span)`` is answered by bisection. Final sections are re-tokenized
-exactly by the caller (``sectioning``).
+Token accounting: the whole input is tokenized once; token start offsets are kept, and
+``tok(span)`` is answered by bisection. Final sections are re-tokenized exactly by the
+caller (``sectioning``).
 """
 
 from __future__ import annotations
