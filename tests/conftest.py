@@ -1,3 +1,16 @@
+"""Shared fixtures, and the test suite's layout over pytest-xdist workers.
+
+``make test`` runs ``pytest -n auto --dist loadgroup``: each test file is one group (its
+tests run in order on one worker and share its module fixtures, as under ``--dist
+loadfile``), except that all files driving Chromium form one group (one browser at a
+time). A worker's math libraries get its share of the cores (``OMP_NUM_THREADS``, read by
+torch in the worker and in the processes it starts), so two workers on two cores do not
+spin against each other. SmolLM2 is loaded once per worker process
+(``treeagent.llm.models.load_model`` keeps it; the converted weights are saved once on
+disk for every later process).
+"""
+
+import os
 import sys
 from pathlib import Path
 
@@ -5,8 +18,30 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+_WORKERS = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+if _WORKERS and "OMP_NUM_THREADS" not in os.environ:  # before anything imports torch
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(_WORKERS)))
+
 from helpers import SOURCES  # noqa: E402
 from treeagent import tokens  # noqa: E402
+
+_CHROMIUM_MARKS = ("chromium_cdp", "chromium()")
+
+
+def _group(path: Path, seen: dict[Path, str]) -> str:
+    """The xdist group of a test file: ``chromium`` for files that start the browser,
+    else the file itself."""
+    if path not in seen:
+        source = path.read_text(encoding="utf-8", errors="replace")
+        seen[path] = "chromium" if any(m in source for m in _CHROMIUM_MARKS) else path.name
+    return seen[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    seen: dict[Path, str] = {}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_group(item.path, seen)))
 
 
 @pytest.fixture(scope="session")
