@@ -147,3 +147,18 @@ def test_fallback_on_a_format_that_cannot_be_told():
         pytest.skip("plain text is sectioned as a format here")
     assert "".join(c.text for c in chunks) == text
     assert all(c.metadata["fallback"] and c.metadata["format"] is None for c in chunks)
+
+
+SAMPLES = sorted(p for p in (USGS.parent / "bench").rglob("*")
+                 if p.suffix in {".json", ".yaml", ".html", ".js", ".mjs"})
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_no_chunk_is_over_chunk_size_on_every_shipped_sample(path):
+    text = path.read_text(encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)  # a format this build cannot parse
+        chunks = treeagent.chunk(text, 48, tokenizer="cl100k_base", on_error="fallback",
+                                 format=None if path.suffix != ".mjs" else "javascript")
+    assert_chunks_of(text, chunks, 48, tokens.load("cl100k_base").count)
+    assert chunks
