@@ -105,12 +105,12 @@ def resolve(tokenizer: Any) -> tokens.Tokenizer:
     kind = f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}"
     if kind.startswith("tiktoken.") and hasattr(tokenizer, "encode_ordinary"):
         return EncodingTokenizer(tokenizer)
+    name = getattr(tokenizer, "name_or_path", None) or "tokenizers"
     backend = getattr(tokenizer, "backend_tokenizer", None)  # transformers, fast
     if backend is not None:
         tokenizer = backend
         kind = f"{type(backend).__module__}.{type(backend).__qualname__}"
     if kind.startswith("tokenizers") and hasattr(tokenizer, "to_str"):
-        name = getattr(tokenizer, "name_or_path", None) or "tokenizers"
         return tokens.HFTokenizer(str(name), tokenizer.to_str())
     if kind.startswith("transformers") and hasattr(tokenizer, "encode"):  # a slow one
         hf = tokenizer
