@@ -20,6 +20,7 @@ from __future__ import annotations  # noqa: I001 (_common precedes prefect)
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
     shards mapped over the flow's task runner (``runner:``), merged in example order."""
     from treeagent.agents.evaluate import write_run
     from treeagent.agents.shards import ShardSpec, merge_shards
+    from treeagent.llm.serve import served_context_window, served_engine_spec
     from treeagent.runners import describe
 
     log = get_run_logger()
@@ -59,11 +61,15 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
     files = tuple(str(Path(validated_dir) / "examples" / f"{fmt}.parquet")
                   for fmt in p["build.formats"])
     name, options = p.engine_spec(agent)
+    kwargs = p.evaluate_kwargs(agent)
+    served = served_engine_spec(p, agent)  # serve.enabled: the servers the pipeline started
+    if served is not None:
+        name, options = served
+        kwargs["context_window"] = served_context_window(p, agent)
     pinned = str(p[f"agents.{agent}.revision"])
     out = Path(runs_dir) / agent / method
     out.mkdir(parents=True, exist_ok=True)
     (out / "trace.jsonl").unlink(missing_ok=True)
-    kwargs = p.evaluate_kwargs(agent)
     if kwargs.get("cache"):
         Path(kwargs["cache"]).parent.mkdir(parents=True, exist_ok=True)
     n = p["evaluate.shards"]
@@ -90,8 +96,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--params", default=_common.PARAMS)
     args = ap.parse_args(argv)
     p = _common.start(args.params)
+    from treeagent.llm.serve import ServeError, served_engine_spec
     from treeagent.runners import from_params
 
+    try:  # the servers' URLs are checked before any work starts
+        served_engine_spec(p, args.agent)
+    except ServeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
         args.agent, args.method, args.params)
 

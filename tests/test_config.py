@@ -132,3 +132,28 @@ def test_cli_check_reports_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert config.main(["check", str(path)]) == 2
     assert "sectioning.base_budget: 0 is below the minimum 1" in capsys.readouterr().err
     assert config.main(["check", str(tmp_path / "none.yaml")]) == 2
+
+
+def test_runner_serve_and_shards_are_validated():
+    data = config.preset("demo")
+    data["runner"] = {"name": "ray", "address": "tcp://h:8786", "workers": 0}
+    data["serve"]["gpus"] = [0, 0]
+    data["evaluate"]["shards"] = 0
+    with pytest.raises(config.ParamsError) as err:
+        config.validate(data)
+    text = str(err.value)
+    for key in ("runner.name", "runner.address", "runner.workers", "serve.gpus",
+                "evaluate.shards"):
+        assert f"params: {key}:" in text, key
+
+
+def test_the_vllm_engine_with_shards_needs_the_pipelines_servers():
+    data = config.preset("paper")
+    assert data["serve"]["enabled"] and data["evaluate"]["shards"] > 1
+    config.validate(data)  # shards share the replicas the serve step starts
+    data["serve"]["enabled"] = False
+    with pytest.raises(config.ParamsError, match="evaluate.shards: the vllm engine starts "
+                                                 "one server per shard"):
+        config.validate(data)
+    data["evaluate"]["shards"] = 1
+    config.validate(data)

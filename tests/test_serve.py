@@ -46,15 +46,15 @@ def test_paper_preset_command_lines_exactly():
             gpu = port_offset = 2 * i + replica
             expected.append(
                 f"CUDA_VISIBLE_DEVICES={gpu} .venv-vllm/bin/vllm serve {model} --revision main "
-                f"--host 127.0.0.1 --port {8100 + port_offset} --served-model-name {model} "
+                f"--host 127.0.0.1 --port {18100 + port_offset} --served-model-name {model} "
                 f"--tensor-parallel-size 1 --enable-prefix-caching --seed 42 --dtype auto "
                 f"--max-num-seqs 256 --disable-uvicorn-access-log --max-model-len {limit} "
                 f"--gpu-memory-utilization 0.9")
     assert [s.shell() for s in servers] == expected
     assert [(s.agent, s.replica, s.gpus) for s in servers] == [
         (a, r, (2 * i + r,)) for i, (a, _, _) in enumerate(PAPER) for r in range(2)]
-    assert serve.urls(servers)["rememr1"] == ["http://127.0.0.1:8106/v1",
-                                              "http://127.0.0.1:8107/v1"]
+    assert serve.urls(servers)["rememr1"] == ["http://127.0.0.1:18106/v1",
+                                              "http://127.0.0.1:18107/v1"]
 
 
 def test_tensor_parallel_takes_consecutive_gpus_and_vllm_bin_is_honoured():

@@ -106,7 +106,7 @@ def _demo() -> dict[str, Any]:
         },
         "runner": {"name": "thread", "address": None, "workers": 1},
         "serve": {"enabled": False, "gpus": [], "replicas": 1, "tensor_parallel": 1,
-                  "host": "127.0.0.1", "port": 8100},
+                  "host": "127.0.0.1", "port": 18100},
         "evaluate": {
             "agents": ["memagent"],
             "methods": _builtin(registry.METHODS),  # Flat, Tree, Tree+Path, TreeAgent (Table 1)
@@ -148,7 +148,7 @@ def _paper() -> dict[str, Any]:
         # 4 agents x 2 replicas of tensor-parallel size 1
         "runner": {"name": "dask", "address": None, "workers": 8},
         "serve": {"enabled": True, "gpus": list(range(8)), "replicas": 2,
-                  "tensor_parallel": 1, "host": "127.0.0.1", "port": 8100},
+                  "tensor_parallel": 1, "host": "127.0.0.1", "port": 18100},
         "evaluate": {"agents": _builtin(registry.AGENTS),  # Table 1's rows
                      "methods": _builtin(registry.METHODS),
                      "concurrency": 256, "shards": 16, "cache": ".cache/calls.sqlite"},
@@ -430,6 +430,12 @@ def validate(data: Any, source: str = "params") -> Params:
         c.choices("evaluate.methods", ev.get("methods"), registry.METHODS.names, "method")
         c.integer("evaluate.concurrency", ev.get("concurrency"), 1)
         c.integer("evaluate.shards", ev.get("shards"), 1)
+        if (isinstance(e, Mapping) and e.get("name") == "vllm" and isinstance(sv, Mapping)
+                and sv.get("enabled") is False and isinstance(ev.get("shards"), int)
+                and ev["shards"] > 1):
+            c.fail("evaluate.shards", "the vllm engine starts one server per shard: set "
+                                      "serve.enabled (the pipeline starts the replicas and "
+                                      "the shards share them) or evaluate.shards: 1")
         c.text("evaluate.cache", ev.get("cache"), optional=True)
         if isinstance(ev.get("agents"), list) and isinstance(agents, Mapping):
             for name in ev["agents"]:

@@ -78,12 +78,16 @@ def example_ids(files: Sequence[str | Path]) -> list[str]:
 
 def shard_options(options: dict[str, Any], shard: int, shards: int) -> dict[str, Any]:
     """Engine options of ``shard``: with several ``base_urls`` and at least as many
-    shards as servers, shard ``k`` drives server ``k mod servers`` only; with fewer shards
-    than servers each shard spreads its calls over all of them (least in flight)."""
+    shards as servers, shard ``k`` drives server ``k mod servers`` only (with its share of
+    ``concurrency``); with fewer shards than servers each shard spreads its calls over all
+    of them (least in flight)."""
     urls = options.get("base_urls")
     if isinstance(urls, str) or not urls or len(urls) < 2 or shards < len(urls):
         return dict(options)
-    return {**options, "base_urls": [urls[shard % len(urls)]]}
+    picked = {**options, "base_urls": [urls[shard % len(urls)]]}
+    if isinstance(options.get("concurrency"), int):  # requests in flight over all servers
+        picked["concurrency"] = max(1, options["concurrency"] // len(urls))
+    return picked
 
 
 def shard_trace(out_dir: str | Path, shard: int, shards: int) -> Path:
