@@ -7,6 +7,13 @@ mirror and print wall time, peak memory, bytes on disk, counts and shortfalls (i
 
 Goal: <= 30 minutes and <= 2 GB here, every kept example valid (the GX suite over the
 written tables is run again at the end).
+
+Serial against sharded, in one run (the same units; one folder each under --out):
+
+    python benchmarks/build_grid.py --no-acquire --versus-serial --runner dask --workers 2 ...
+
+prints the wall time of the serial build and of the build sharded by (format, length)
+cell over N workers, their ratio, and whether every written file is byte-identical.
 """
 
 from __future__ import annotations
@@ -54,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="validation trusts construction's full token count of each context")
     ap.add_argument("--reread-only", action="store_true",
                     help="build nothing: run the second reader over the tables in --out")
+    ap.add_argument("--runner", choices=("thread", "dask"), default="dask",
+                    help="task runner of --versus-serial's sharded build")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--versus-serial", action="store_true",
+                    help="build twice, serially and sharded over --workers, and compare")
     args = ap.parse_args(argv)
     if args.reread_only:
         return _report_second_reader(Path(args.out), args.formats, args.second_reader)
@@ -82,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                                per_cell=args.per_cell,
                                questions_per_context=args.questions_per_context,
                                allow_reuse=args.allow_reuse, recount=not args.no_recount)
+    if args.versus_serial:
+        return _versus_serial(params, Path(args.raw), Path(args.out), args.runner,
+                              args.workers)
     marks: dict[str, float] = {}
 
     def progress(fmt: str, done: int, total: int) -> None:
@@ -196,3 +211,37 @@ def second_reader(out: Path, formats: list[str], n: int
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _versus_serial(params, raw: Path, out: Path, runner: str, workers: int) -> int:
+    """Serial build, then the build sharded by cell over ``workers``: times and identity."""
+    from functools import partial
+
+    from treeagent.bench import build, cells, sources
+    from treeagent.runners import describe, map_on_runner
+
+    spec = {"name": runner, "address": None, "workers": workers}
+    t0 = time.time()
+    units = {f: sources.units(f, raw_dir=raw) for f in params.formats}
+    build.build(params, units, out / "serial")
+    serial = time.time() - t0
+    t1 = time.time()
+    cells.build_sharded(params, raw, out / "sharded",
+                        partial(map_on_runner, runner=spec, name="build-cell"))
+    sharded = time.time() - t1
+    a, b = _digests(out / "serial"), _digests(out / "sharded")
+    same = a == b
+    n = len(params.formats) * len(params.lengths)
+    print(f"serial {serial:.1f} s; sharded over {describe(spec)} ({n} cells) {sharded:.1f} s "
+          f"(cluster start included); ratio {sharded / serial:.2f}")
+    print(f"files byte-identical: {same} ({len(a)} files)")
+    for name in sorted(set(a) | set(b)):
+        print(f"  {a.get(name, '-')[:16]} {b.get(name, '-')[:16]} {name}")
+    return 0 if same else 1
