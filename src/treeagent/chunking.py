@@ -121,7 +121,7 @@ def chunk_document(text: str, options: ChunkOptions, source: Any = None,
     try:
         fmt = fmt or formats.detect(str(source) if source else "", text)
         tree = formats.parse(text, fmt)
-    except (ParseError, ValueError) as exc:
+    except (ParseError, ValueError, RecursionError) as exc:  # nesting past the stack too
         if options.on_error == "raise":
             raise DocumentError(name, exc) from exc
         error = str(DocumentError(name, exc))
