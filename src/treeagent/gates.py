@@ -3,9 +3,11 @@
 Four gates, each a set of GX expectation suites (:class:`Suite`) run over pandas
 DataFrames by :func:`check`:
 
-* ``raw`` (after acquire): the manifest lists every payload once with its checksum, no
-  payload is empty, every quarantined payload is listed with a reason, every file under
-  ``raw/`` is listed, every format yields parser units, and the units are sound (ids
+* ``raw`` (after acquire): the manifest lists every payload once with its checksum,
+  every listed payload is on disk with the manifest's size and sha256 (re-hashed, each
+  failure named by its file and reason), no payload is empty, every quarantined payload
+  is listed with a reason, every file under ``raw/`` is listed, every format yields
+  parser units, and the units are sound (ids
   unique, text non-empty, record ids unique, no two records of a unit named alike;
   undescribed records are counted by aggregations, never named).
 * ``examples`` (after build): its suites live in :mod:`treeagent.bench.examples_gate`,
@@ -19,7 +21,9 @@ DataFrames by :func:`check`:
 
 :func:`check` (:mod:`treeagent.gx`) writes the gate's results to
 ``reports/validation/<gate>.json`` and raises :class:`GateError` naming each failed
-expectation.
+expectation. An input artifact that cannot be read (a corrupt manifest or Parquet table:
+:class:`~treeagent.gx.ArtifactError`) is a failed gate naming the file, not a
+traceback: :func:`guarded_suites` wraps any gate's suite builder.
 """
 
 from __future__ import annotations
@@ -30,11 +34,39 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from treeagent.gx import VALIDATION_DIR, GateError, Suite, check, gx_context
+from treeagent.gx import VALIDATION_DIR, ArtifactError, GateError, Suite, check, gx_context
 
-__all__ = ["GATES", "VALIDATION_DIR", "GateError", "Suite", "check", "gx_context",
-           "evidence_suites", "raw_suites", "scores_suites"]
+__all__ = ["GATES", "VALIDATION_DIR", "ArtifactError", "GateError", "Suite", "check",
+           "gx_context", "artifact_suite", "evidence_suites", "guarded_suites", "raw_suites",
+           "scores_suites"]
 GATES = ("raw", "examples", "evidence", "scores")
+
+
+# --------------------------------------------------------------------------- artifacts
+
+def artifact_suite(problems: dict[str, str | None]) -> Suite:
+    """A suite over ``{artifact path: why it cannot be used, or None}`` that fails for
+    each unusable one, naming it and why."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"artifact": list(problems), "problem": list(problems.values())},
+                         columns=["artifact", "problem"])
+    frame["named"] = [f"{a}: {p}" if p else a for a, p in problems.items()]
+    return Suite("artifacts", frame, [
+        lambda e: e.ExpectColumnValuesToBeNull(column="problem"),
+    ], labels="named")
+
+
+def guarded_suites(build: Callable[..., list[Suite]], *args: Any, **kwargs: Any
+                   ) -> list[Suite]:
+    """``build(*args, **kwargs)`` (a gate's suite builder, e.g.
+    :func:`treeagent.bench.examples_gate.suites`), or, when an input artifact it reads
+    cannot be read, one failing suite naming that file: the gate fails with one line,
+    not a library traceback."""
+    try:
+        return build(*args, **kwargs)
+    except ArtifactError as exc:
+        return [artifact_suite({exc.path: exc.why})]
 
 
 # --------------------------------------------------------------------------- raw
@@ -45,14 +77,21 @@ def _field(obj: Any, name: str, default: Any = None) -> Any:
 
 def raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
                units: Callable[[str, str], Iterable[Any]] | None = None) -> list[Suite]:
-    """Suites of the ``raw`` gate over ``raw_dir``'s manifest, files and parser units."""
+    """Suites of the ``raw`` gate over ``raw_dir``'s manifest, files and parser units
+    (one failing suite naming the manifest when it cannot be read)."""
+    return guarded_suites(_raw_suites, raw_dir, formats, units)
+
+
+def _raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
+                units: Callable[[str, str], Iterable[Any]] | None) -> list[Suite]:
     import pandas as pd
 
     from treeagent.bench import sources as S
+    from treeagent.bench.sources.raw import payload_problem
 
     raw = Path(raw_dir)
     units = units or (lambda fmt, d: S.units(fmt, raw_dir=d))
-    manifest = S.read_manifest(raw)
+    manifest = S.read_manifest(raw, verify=False)  # re-checked here, failures named
     cols = ["file", "format", "source", "bytes", "sha256", "reason"]
     kept = pd.DataFrame([{c: e.get(c) for c in cols} for e in manifest.get("files", [])],
                         columns=cols)
@@ -62,6 +101,11 @@ def raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
     on_disk = sorted(p.relative_to(raw).as_posix() for p in raw.rglob("*")
                      if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
     disk = pd.DataFrame({"file": on_disk, "listed": [p in listed for p in on_disk]})
+    problems = [payload_problem(raw, e) for e in manifest.get("files", [])]
+    intact = pd.DataFrame({"file": list(kept["file"]), "problem": problems},
+                          columns=["file", "problem"])
+    intact["named"] = [f"{f}: {p}" if p else str(f)
+                       for f, p in zip(intact["file"], intact["problem"])]
 
     unit_rows, record_rows = [], []
     fmts = list(formats)
@@ -89,6 +133,9 @@ def raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
             lambda e: e.ExpectColumnValuesToBeBetween(column="bytes", min_value=1),
             lambda e: e.ExpectColumnValuesToBeInSet(column="format", value_set=fmts),
         ], labels="file"),
+        Suite("intact", intact, [
+            lambda e: e.ExpectColumnValuesToBeNull(column="problem"),
+        ], labels="named"),
         Suite("quarantine", held, [
             lambda e: e.ExpectColumnValuesToNotBeNull(column="reason"),
             lambda e: e.ExpectColumnValuesToBeUnique(column="file"),

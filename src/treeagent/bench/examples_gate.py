@@ -170,11 +170,9 @@ def recheck(path: Path, fmt: str, tolerance: float) -> Callable[[dict], dict[str
     """The per-row re-check of one format's stored rows (:mod:`treeagent.bench.validate`:
     re-parse the materialized context, re-extract records, execute the spec, uniqueness,
     scope, source ids, question contract, second reader), against its unit table."""
-    import pyarrow.parquet as pq
-
     from treeagent.bench.sources import records_from_text
 
-    units = pq.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text",
+    units = io.read_table(io.units_path(path, fmt), columns=["unit_id", "source", "text",
                                                              "sha256"]).to_pydict()
     texts = dict(zip(units["unit_id"], zip(units["source"], units["text"])))
     digests = dict(zip(units["unit_id"], zip(units["source"], units["sha256"])))

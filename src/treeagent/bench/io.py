@@ -12,6 +12,10 @@ contexts hold ~10^8 tokens (hundreds of MB of text, the same units repeated acro
 lengths and examples) while the distinct units they use are a few tens of MB; the
 recipe plus the unit table re-compose the exact text (:func:`materialize`), checked
 against the stored ``context_hash``.
+
+Every read goes through :func:`read_table` / :func:`example_batches`: a missing or
+corrupt table raises :class:`ArtifactError`, one line naming the file, never a library
+traceback.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ import pyarrow.parquet as pq
 from treeagent.bench.contexts import compose
 from treeagent.bench.model import Example
 from treeagent.bench.validate import sha256
+from treeagent.gx import ArtifactError
+
+__all__ = ["ArtifactError", "example_batches", "load_units", "materialize", "read_examples",
+           "read_rows", "read_table", "write_examples", "write_table"]
 
 EXAMPLE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("id", pa.string()), ("format", pa.string()), ("task", pa.string()),
@@ -90,9 +98,25 @@ def content_hash(question: str, spec: str, answer: str, context_hash: str) -> st
     return sha256(json.dumps([question, spec, answer, context_hash], ensure_ascii=False))
 
 
+def _unreadable(path: str | Path, exc: BaseException) -> ArtifactError:
+    if isinstance(exc, FileNotFoundError):
+        return ArtifactError(path, "no such file")
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return ArtifactError(path, f"not a readable Parquet table ({first})")
+
+
+def read_table(path: str | Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """A stored table (``columns`` only, when given); :class:`ArtifactError` naming the
+    file when it is missing or not a readable Parquet table (or lacks a column)."""
+    try:
+        return pq.read_table(path, columns=list(columns) if columns is not None else None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _unreadable(path, exc) from None
+
+
 def load_units(path: Path) -> dict[str, tuple[str, str]]:
     """unit id -> (source, text) from a ``units/<format>.parquet`` table."""
-    t = pq.read_table(path, columns=["unit_id", "source", "text"]).to_pydict()
+    t = read_table(path, columns=["unit_id", "source", "text"]).to_pydict()
     return {u: (s, x) for u, s, x in zip(t["unit_id"], t["source"], t["text"])}
 
 
@@ -113,7 +137,7 @@ def read_examples(path: str | Path, *, ids: Sequence[str] | None = None,
     stored hash (a changed unit table raises ``ValueError``).
     """
     path = Path(path)
-    table = pq.read_table(path)
+    table = read_table(path)
     wanted = set(ids) if ids is not None else None
     units: dict[str, dict[str, tuple[str, str]]] = {}
     for batch in table.to_batches(max_chunksize=256):
@@ -125,7 +149,8 @@ def read_examples(path: str | Path, *, ids: Sequence[str] | None = None,
                 units[fmt] = load_units(units_path(path, fmt))
             context = materialize(fmt, row["unit_ids"], units[fmt])
             if verify and sha256(context) != row["context_hash"]:
-                raise ValueError(f"{row['id']}: materialized context does not match its hash")
+                raise ArtifactError(units_path(path, fmt), f"example {row['id']}: its "
+                                    "materialized context does not match its hash")
             yield Example(
                 id=row["id"], format=fmt, task=row["task"], length=int(row["length"]),
                 question=row["question"], answer=json.loads(row["answer"]),
@@ -137,7 +162,16 @@ def read_examples(path: str | Path, *, ids: Sequence[str] | None = None,
 
 def example_batches(path: str | Path, batch_size: int = 256) -> Iterator[pa.RecordBatch]:
     """A stored example table a few rows at a time (1M-token recipes are large)."""
-    yield from pq.ParquetFile(path).iter_batches(batch_size=batch_size)
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=batch_size)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            yield batch
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _unreadable(path, exc) from None
 
 
 def count_recipes(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -152,4 +186,4 @@ def count_recipes(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """The stored rows of a table, without materializing contexts."""
-    return pq.read_table(path).to_pylist()
+    return read_table(path).to_pylist()

@@ -33,8 +33,21 @@ def _progress(enabled: bool) -> Iterator[Any]:
 
 
 def _walk(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
+    """Payload files under ``folder``: links (to files or folders) are never followed,
+    and a file that resolves outside ``folder`` is skipped."""
+    top = folder.resolve()
     return sorted(p for p in folder.rglob("*")
-                  if p.is_file() and p.suffix.lower() in suffixes and not p.is_symlink())
+                  if p.is_file() and p.suffix.lower() in suffixes and not p.is_symlink()
+                  and p.resolve().is_relative_to(top))
+
+
+def _inside(root: Path, folder: Path) -> Path:
+    """``folder`` when it resolves inside ``root``; ``ValueError`` for a source folder
+    that is (or passes through) a link out of the mirror."""
+    where = folder.resolve()
+    if not where.is_relative_to(root.resolve()):
+        raise ValueError(f"{folder}: a link out of the mirror (to {where}): refused")
+    return folder
 
 
 def acquire(mode: str, *, formats: Iterable[str], sources: Iterable[str] | None = None,
@@ -112,6 +125,7 @@ def _folder(root: Path, src: Source, writer: RawWriter, origin: str) -> Iterator
     if not folder.is_dir():
         writer.miss(src.format, src.name, f"no {origin} folder {src.format}/{folder.name}")
         return
+    _inside(root, folder)
     if origin == "sample":
         index = json.loads((root / "provenance.json").read_text(encoding="utf-8"))
         known = {k.split("/", 2)[2]: v for k, v in index.items()

@@ -118,13 +118,15 @@ def read_manifest(raw_dir: str | Path, required: bool = True,
                   verify: bool = True) -> dict[str, Any]:
     """``raw/manifest.json``; with ``verify``, every listed payload is checked against
     the disk (:func:`payload_problem`) and one that fails moves to ``quarantine`` with
-    its reason, so no reader uses it and the raw gate shows it."""
+    its reason, so no reader uses it (the raw gate re-checks every payload itself and
+    fails naming it). A manifest that is not valid JSON or not shaped as one raises
+    :class:`~treeagent.gx.ArtifactError` naming it."""
     path = Path(raw_dir) / MANIFEST
     if not path.exists():
         if required:
             raise FileNotFoundError(f"{path}: no manifest; run acquire first")
         return {"version": 1, "files": [], "quarantine": [], "missing": []}
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = _load_manifest(path)
     if verify:
         kept, held = [], list(manifest.get("quarantine", []))
         for entry in manifest.get("files", []):
@@ -132,6 +134,28 @@ def read_manifest(raw_dir: str | Path, required: bool = True,
             (kept if reason is None else held).append(
                 entry if reason is None else {**entry, "reason": reason})
         manifest["files"], manifest["quarantine"] = kept, held
+    return manifest
+
+
+def _load_manifest(path: Path) -> dict[str, Any]:
+    from treeagent.gx import ArtifactError
+
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ArtifactError(path, f"not valid UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(path, f"{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
+                            ) from None
+    except OSError as exc:
+        raise ArtifactError(path, exc.strerror or str(exc)) from None
+    if not isinstance(manifest, dict):
+        raise ArtifactError(path, f"not a manifest: a JSON {type(manifest).__name__}, "
+                                  "not an object")
+    for key in ("files", "quarantine", "missing"):
+        entries = manifest.setdefault(key, [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ArtifactError(path, f"not a manifest: {key!r} is not a list of objects")
     return manifest
 
 
