@@ -43,7 +43,11 @@ expression ``null`` (not compared). With the default ``crosscheck="mixed"`` each
 subtree whose source is strict JSON (and each single-quoted string with JSON-only
 escapes, its quotes swapped) is read by the C ``json`` decoder in one batch instead:
 JSON5 is a superset of JSON with the same meaning, and pure-Python json5 costs ~100 us
-per value; ``crosscheck="json5"`` sends everything to json5. JavaScript that json5 cannot
+per value; ``crosscheck="json5"`` sends everything to json5. ``crosscheck="twin"`` (what
+``formats.parse`` and so sectioning use) first rewrites the whole literal into its JSON
+twin (bare keys quoted, single quotes swapped, comments and trailing commas dropped) for
+the C decoder, and falls back to ``mixed`` where the literal has syntax the rewrite does
+not cover: same acceptances, values and errors (``js_crosscheck``). JavaScript that json5 cannot
 read (``0o17``, ``1_000``, ``- 1``, legacy octal escapes) is rejected as a disagreement.
 Comparison: same types (json5's int ``0`` for the integer literal ``-0`` matches our
 ``-0.0``: Python ints have no negative zero), zeros by sign, NaN equal to NaN, same key
@@ -65,6 +69,7 @@ helpers), ``js_values`` (scalar decoding and the literal builder), ``js_crossche
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -212,7 +217,9 @@ def parse(text: str, *, dynamic: Dynamic = "reject", crosscheck: Crosscheck = "m
         # inside each binding: bindings keep the spans binding_spans gives
         program = tree.root.kind == "program"
         for top in tree.root.children if program else [tree.root]:
-            keep_comments(text, top, top.start, js_lines_before, js_after, fixed_root=True)
+            if text.find("//", top.start, top.end) >= 0 or \
+                    text.find("/*", top.start, top.end) >= 0:  # else no comment to keep
+                keep_comments(text, top, top.start, js_lines_before, js_after, fixed_root=True)
     return tree
 
 
@@ -349,7 +356,8 @@ def parse_file(text: str, *, crosscheck: Crosscheck = "mixed") -> Tree:
     return js_module.parse(text, crosscheck=crosscheck)
 
 
-FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"), parse_file,
-                safe_cut, starts=("const ", "let ", "var ", "export ", "module.exports",
-                                  "import ", "function ", "class ", "async function ",
-                                  "'use strict'", '"use strict"', "#!/usr/bin/env node"))
+FORMAT = Format("javascript", "JavaScript", (".js", ".mjs", ".cjs", ".json5"),
+                functools.partial(parse_file, crosscheck="twin"), safe_cut,
+                starts=("const ", "let ", "var ", "export ", "module.exports", "import ",
+                        "function ", "class ", "async function ", "'use strict'",
+                        '"use strict"', "#!/usr/bin/env node"))

@@ -27,6 +27,7 @@ outside the YAML core/standard set are rejected with a ``ParseError`` at line:co
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable
 
 import yaml
@@ -68,6 +69,17 @@ def _divisible_plain(value: str) -> bool:
 _SPACE = " \t\r\n"
 _PROP_END = " \t\r\n,[]{}"
 _MAP, _SEQ, _DOC = 0, 1, 2
+
+
+_COMMENT_MARK = re.compile(r"(?:^|[ \t\r])#", re.M)
+
+
+def _may_comment(text: str, lo: int, end: int) -> bool:
+    """Whether a ``#`` in ``text[lo:]`` up to the end of ``end``'s line may start a
+    comment (first on its line or after blank space): where none does, keep_comments
+    finds no comment to move (a ``$ref: '#/...'`` is none)."""
+    eol = text.find("\n", end)
+    return _COMMENT_MARK.search(text, lo, len(text) if eol < 0 else eol + 1) is not None
 
 
 class _UseFallback(Exception):
@@ -408,8 +420,9 @@ class _Builder:
         if "#" in self.text:
             lo = 0
             for root, start, end, _ in self.docs:  # implicit documents start at their root
-                keep_comments(self.text, root, lo if start == root.start else start,
-                              hash_lines_before, hash_after)
+                bound = lo if start == root.start else start
+                if _may_comment(self.text, bound, end):
+                    keep_comments(self.text, root, bound, hash_lines_before, hash_after)
                 lo = end
         if len(self.docs) == 1:
             return Tree(self.text, self.docs[0][0], "yaml", "$")
