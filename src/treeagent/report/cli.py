@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from treeagent.scoring import TASKS
@@ -38,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plain", action="store_true", help="plain text table even on a terminal")
     p.add_argument("--max-rows", type=int, help="rows to print (default: 200 for a table, "
                                                 "all for csv and json)")
+    p.add_argument("--allow-files", action="store_true",
+                   help="let the SQL read and write files, attach databases and load "
+                        "extensions (default: it reads only the views' Parquet files)")
     p.set_defaults(func=run_query)
 
     p = sub.add_parser("report", help="write Tables 1/3/4, Figures 2/3 and metrics.json")
@@ -126,6 +131,24 @@ def _print_rows(columns: list[str], rows: list[tuple], fmt: str, plain: bool) ->
         print(format_plain(columns, rows))
 
 
+_VIEW_FILE = re.compile(r"'((?:[^']|'')+?\.parquet)'")
+
+
+def lock_down(con: Any) -> None:
+    """No file access for the SQL that follows, beyond the Parquet files the views read
+    (external access off, the configuration locked): ``query`` runs SQL it was given,
+    which must not read other files, write any, attach databases or load extensions."""
+    files: set[str] = set()
+    for (sql,) in con.execute("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall():
+        for name in _VIEW_FILE.findall(sql or ""):
+            name = name.replace("''", "'")
+            files |= {name, str(Path(name).resolve())}
+    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in sorted(files))
+    con.execute(f"SET allowed_paths = [{listed}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
 def run_query(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -142,6 +165,12 @@ def run_query(args: argparse.Namespace) -> int:
         con = db.connect(args.db, args.root)
     except (FileNotFoundError, duckdb.Error) as exc:
         return _fail(f"--db: {exc}" if args.db else str(exc))
+    if not args.allow_files:
+        try:
+            lock_down(con)
+        except duckdb.Error as exc:
+            con.close()
+            return _fail(f"query: cannot turn file access off: {exc}")
     try:
         result = con.execute(sql)
         if result.description is None:
