@@ -209,10 +209,6 @@ def second_reader(out: Path, formats: list[str], n: int
     return ok, len(picked), bad, cells
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _digests(folder: Path) -> dict[str, str]:
     import hashlib
 
@@ -245,3 +241,7 @@ def _versus_serial(params, raw: Path, out: Path, runner: str, workers: int) -> i
     for name in sorted(set(a) | set(b)):
         print(f"  {a.get(name, '-')[:16]} {b.get(name, '-')[:16]} {name}")
     return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
