@@ -9,7 +9,7 @@ given (``--prompt-tps``/``--output-tps``, tokens/s per GPU); the wall clock uses
 stated default rates for any rate not given (``treeagent plan --measure`` measures them).
 
     python flows/plan.py [--params params.yaml] [--prompt-tps 20000 --output-tps 1500]
-                         [--sequence-tps 100] [--gpus 8]
+                         [--sequence-tps 100] [--call-latency 0.05] [--gpus 8]
 """
 
 from __future__ import annotations  # noqa: I001 (_common precedes prefect)
@@ -25,7 +25,8 @@ from prefect.cache_policies import NO_CACHE
 @task(name="plan", cache_policy=NO_CACHE)
 def make_plan(params_path: str, validated_dir: str, out_dir: str,
               prompt_tps: float | None, output_tps: float | None, gpus: int | None,
-              sequence_tps: float | None = None) -> dict[str, Any]:
+              sequence_tps: float | None = None, call_latency: float | None = None
+              ) -> dict[str, Any]:
     """Plan rows for every agent x method x built format x length and the wall-clock
     estimate; written to ``out_dir``."""
     from treeagent import plan, plan_wall
@@ -33,7 +34,8 @@ def make_plan(params_path: str, validated_dir: str, out_dir: str,
     params = _common.load_params(params_path)
     rows, setups = plan.plan_params(params, validated_dir)
     throughput = plan.Throughput(prompt_tps, output_tps) if prompt_tps and output_tps else None
-    wall, used = plan_wall.from_params(params, rows, throughput, sequence_tps, gpus)
+    wall, used = plan_wall.from_params(params, rows, throughput, sequence_tps, gpus,
+                                       call_latency)
     doc = plan.document(rows, setups, throughput, used, wall)
     json_path, md_path = plan.write(doc, out_dir)
     log = get_run_logger()
@@ -46,9 +48,10 @@ def make_plan(params_path: str, validated_dir: str, out_dir: str,
 def plan_flow(params: str = _common.PARAMS, validated_dir: str = "validated",
               out_dir: str = "reports", prompt_tps: float | None = None,
               output_tps: float | None = None, gpus: int | None = None,
-              sequence_tps: float | None = None) -> dict[str, Any]:
+              sequence_tps: float | None = None,
+              call_latency: float | None = None) -> dict[str, Any]:
     return make_plan(params, validated_dir, out_dir, prompt_tps, output_tps, gpus,
-                     sequence_tps)
+                     sequence_tps, call_latency)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -59,11 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--prompt-tps", type=float)
     ap.add_argument("--output-tps", type=float)
     ap.add_argument("--sequence-tps", type=float)
+    ap.add_argument("--call-latency", type=float)
     ap.add_argument("--gpus", type=int)
     args = ap.parse_args(argv)
     _common.start(args.params)
     plan_flow(args.params, args.validated, args.out, args.prompt_tps, args.output_tps,
-              args.gpus, args.sequence_tps)
+              args.gpus, args.sequence_tps, args.call_latency)
 
 
 if __name__ == "__main__":

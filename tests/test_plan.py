@@ -240,10 +240,11 @@ def test_cli_wall_clock_follows_gpus_and_serve(examples, tmp_path, capsys, monke
     monkeypatch.setattr(plan, "read_grid", lambda folder, formats: iter(examples))
     params = _params(tmp_path)
     base = ["plan", "--params", str(params), "--out", str(tmp_path / "r"), "--json"]
-    assert main([*base, "--gpus", "8", "--sequence-tps", "40"]) == 0
+    assert main([*base, "--gpus", "8", "--sequence-tps", "40", "--call-latency", "0"]) == 0
     spread = json.loads(capsys.readouterr().out)
     assert spread["wall"]["layout"]["gpus"] == {"memagent": 4, "rememr1": 4}
     assert spread["wall"]["rates"]["sequence"] == {"tokens_per_s": 40.0, "source": "given"}
+    assert spread["wall"]["rates"]["call"] == {"seconds": 0.0, "source": "given"}
     assert spread["wall"]["rates"]["output"]["source"].startswith("stated default")
     p = yaml.safe_load(params.read_text())
     p["serve"].update(enabled=True, replicas=2, tensor_parallel=2)
@@ -261,6 +262,7 @@ def test_cli_wall_clock_follows_gpus_and_serve(examples, tmp_path, capsys, monke
     (["--prompt-tps", "100"], "give both --prompt-tps and --output-tps"),
     (["--gpus", "0"], "must be positive"),
     (["--sequence-tps", "-3"], "must be positive"),
+    (["--call-latency", "-0.1"], "--call-latency must be at least 0"),
     (["--validated", "nowhere"], "nowhere/examples/json.parquet: no built examples"),
     (["--params", "missing.yaml"], "missing.yaml"),
 ])

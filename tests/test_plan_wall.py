@@ -15,7 +15,9 @@ from treeagent.plan import Cost, wall_lines
 E = pw.ExampleCost
 FIVE = [E(1000, 100), E(2000, 200), E(3000, 100), E(1000, 300), E(4000, 100)]
 """Hand-made examples (input, output tokens) in stage order."""
-RATES = pw.Rates(pw.Rate(1000, "hand"), pw.Rate(100, "hand"), pw.Rate(50, "hand"))
+RATES = pw.Rates(pw.Rate(1000, "hand"), pw.Rate(100, "hand"), pw.Rate(50, "hand"),
+                 pw.Rate(0.5, "hand"))
+"""1000 prompt and 100 output tokens/s per GPU, 50 for one sequence, 0.5 s per call."""
 
 
 def _layout(agents=("a",), gpus=2, replicas=2, shards=4, concurrency=2, workers=4,
@@ -43,6 +45,15 @@ def test_chain_bound_by_hand_with_tensor_parallel():
     assert pw.stage_seconds(FIVE[:2], 2, 1, lay, RATES) == (pytest.approx(5.0), "chain")
 
 
+def test_each_call_adds_its_latency_to_the_chain():
+    # as above with 4 and 6 calls of 0.5 s: chains 2.5 + 2 = 4.5 and 5 + 3 = 8.
+    examples = [E(1000, 100, calls=4), E(2000, 200, calls=6)]
+    lay = _layout(gpus=2, replicas=1, shards=1, concurrency=1, workers=1)
+    assert pw.stage_seconds(examples, 2, 1, lay, RATES) == (pytest.approx(12.5), "chain")
+    lay = _layout(gpus=2, replicas=1, shards=1, concurrency=2, workers=1)
+    assert pw.stage_seconds(examples, 2, 1, lay, RATES) == (pytest.approx(8.0), "chain")
+
+
 def test_workers_bound_by_hand():
     # as the throughput case, 10 in flight per shard: shard bounds 6, 6, 5, 7 on 1 worker.
     lay = _layout(concurrency=10, workers=1)
@@ -53,7 +64,7 @@ def test_fewer_shards_than_replicas_spread_over_all():
     # one shard over 4 replicas: work 19 s spread evenly -> 4.75 s; chain 27/100 -> 7.
     lay = _layout(gpus=4, replicas=4, shards=1, concurrency=100, workers=1)
     assert pw.stage_seconds(FIVE, 4, 4, lay, RATES) == (pytest.approx(7.0), "chain")
-    fast_chains = pw.Rates(RATES.prompt, RATES.output, pw.Rate(10**9, "hand"))
+    fast_chains = pw.Rates(RATES.prompt, RATES.output, pw.Rate(10**9, "hand"), RATES.call)
     assert pw.stage_seconds(FIVE, 4, 4, lay, fast_chains) == (pytest.approx(4.75),
                                                               "throughput")
 
@@ -93,21 +104,25 @@ def test_rates_say_which_are_defaults():
     assert "5,000 prompt tokens/s per GPU: measured on x" in text
     assert f"{pw.DEFAULT_SEQUENCE_TPS:,.0f} decode tokens/s of one sequence: stated default" in text
     assert pw.DEFAULT_BASIS in text
+    assert f"{pw.DEFAULT_CALL_SECONDS:g} s per call before its prefill" in text
 
 
 def test_stage_costs_restore_the_stage_order_across_rows():
     def cost(n: int) -> Cost:
-        return Cost(input_tokens_max=n, output_tokens_max=n // 10)
+        return Cost(calls_max=n // 5, input_tokens_max=n, output_tokens_max=n // 10)
 
-    rows = [SimpleNamespace(agent="a", method="flat", example_costs=[(1, cost(10)), (3, cost(30))]),
+    rows = [SimpleNamespace(agent="a", method="flat",
+                            example_costs=[(1, cost(10)), (3, cost(30))]),
             SimpleNamespace(agent="a", method="flat", example_costs=[(0, cost(0)), (2, cost(20))]),
             SimpleNamespace(agent="a", method="tree", example_costs=[(0, cost(5))])]
     got = pw.stage_costs(rows)
     assert [c.input_tokens for c in got[("a", "flat")]] == [0, 10, 20, 30]
-    assert got[("a", "tree")] == [E(5, 0)]
+    assert [c.calls for c in got[("a", "flat")]] == [0, 2, 4, 6]
+    assert got[("a", "tree")] == [E(5, 0, 1)]
 
 
-costs = st.lists(st.builds(E, st.integers(0, 10**6), st.integers(0, 10**5)), max_size=40)
+costs = st.lists(st.builds(E, st.integers(0, 10**6), st.integers(0, 10**5),
+                           st.integers(0, 200)), max_size=40)
 
 
 @given(costs, st.integers(1, 8), st.integers(1, 8), st.integers(1, 64), st.integers(1, 8))
@@ -118,5 +133,6 @@ def test_estimate_is_at_least_each_lower_bound(examples, replicas, shards, concu
                   workers=workers)
     seconds, _ = pw.stage_seconds(examples, replicas, replicas, lay, RATES)
     work = sum(e.input_tokens / 1000 + e.output_tokens / 100 for e in examples)
-    chain = max((e.input_tokens / 1000 + e.output_tokens / 50 for e in examples), default=0)
+    chain = max((e.calls * 0.5 + e.input_tokens / 1000 + e.output_tokens / 50
+                 for e in examples), default=0)
     assert seconds >= work / replicas - 1e-6 and seconds >= chain - 1e-6

@@ -5,7 +5,8 @@ tokens, GPU-hours), then the wall clock under the pipeline's sharding
 (:mod:`treeagent.plan_wall`: ``evaluate.shards`` over each agent's GPUs, ``serve``'s
 replicas or ``--gpus`` spread over the agents) with the rates it assumes and their
 source; writes ``reports/plan.json`` and ``reports/plan.md`` (:mod:`treeagent.plan`).
-Rates: ``--prompt-tps``/``--output-tps``/``--sequence-tps`` (tokens per second), or
+Rates: ``--prompt-tps``/``--output-tps``/``--sequence-tps`` (tokens per second) and
+``--call-latency`` (seconds), or
 ``--measure`` (the configured engine of the first agent, on fixed prompts); any rate not
 given is a stated default, printed as such. A bad params file or a missing grid is one
 ``error:`` line and exit 2.
@@ -28,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output-tps", type=float, help="output tokens/s per GPU")
     p.add_argument("--sequence-tps", type=float,
                    help="decode tokens/s of one sequence (bounds an example's chain of calls)")
+    p.add_argument("--call-latency", type=float, metavar="SECONDS",
+                   help="a call's latency before its prefill (round trip, wait for a batch)")
     p.add_argument("--gpus", type=int, help="GPUs spread over the agents (default: serve's "
                    "replicas x tensor_parallel per agent when serve.enabled, else 1)")
     p.add_argument("--measure", action="store_true",
@@ -58,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             v is not None and v <= 0
             for v in (args.prompt_tps, args.output_tps, args.sequence_tps)):
         return _fail("--gpus, --prompt-tps, --output-tps and --sequence-tps must be positive")
+    if args.call_latency is not None and args.call_latency < 0:
+        return _fail("--call-latency must be at least 0 seconds")
     try:
         params = config.load(args.params)
     except config.ParamsError as exc:
@@ -73,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except ValueError as exc:  # a stored example that does not re-materialize
         return _fail(f"{args.validated}: {exc}")
-    wall, gpus = plan_wall.from_params(params, rows, throughput, args.sequence_tps, args.gpus)
+    wall, gpus = plan_wall.from_params(params, rows, throughput, args.sequence_tps, args.gpus,
+                                       args.call_latency)
     doc = plan.document(rows, setups, throughput, gpus, wall)
     plan.write(doc, args.out)
     print(json.dumps(doc, indent=2) if args.json else plan.table(doc))

@@ -550,6 +550,8 @@ def wall_lines(wall: dict[str, Any]) -> list[str]:
                        ("output", "output tokens/s per GPU (batched)"),
                        ("sequence", "decode tokens/s of one sequence")):
         out.append(f"- {r[key]['tokens_per_s']:,.0f} {label}: {r[key]['source']}")
+    out.append(f"- {r['call']['seconds']:g} s per call before its prefill (round trip, "
+               f"wait for a batch): {r['call']['source']}")
     if any(r[k]["source"] == DEFAULT_SOURCE for k in r):
         out.append(f"  ({DEFAULT_BASIS})")
     gpus = ", ".join(f"{a} {n} GPU(s) in {lay['replicas'][a]} replica(s)"

@@ -12,8 +12,9 @@ flight; at most
 * throughput: per replica, the sum over its examples of ``input / (P t) + output /
   (O t)`` (P, O: prompt and output tokens/s per GPU, batched);
 * chain: an example's calls are sequential (a memory agent reads section after section),
-  so it takes at least ``chain = input / (P t) + output / S`` (S: one sequence's decode
-  tokens/s); a shard at least ``max(longest chain, sum of chains / concurrency)``;
+  so it takes at least ``chain = calls L + input / (P t) + output / S`` (L: a call's
+  latency before its prefill, S: one sequence's decode tokens/s); a shard at least
+  ``max(longest chain, sum of chains / concurrency)``;
 * workers: the shards' chain bounds spread over ``runner.workers``.
 
 Tokens are the plan's upper bounds per example (:mod:`treeagent.plan`); the bounds on
@@ -31,6 +32,7 @@ from typing import Any
 DEFAULT_PROMPT_TPS = 20000.0
 DEFAULT_OUTPUT_TPS = 1500.0
 DEFAULT_SEQUENCE_TPS = 100.0
+DEFAULT_CALL_SECONDS = 0.05
 DEFAULT_SOURCE = "stated default"
 DEFAULT_BASIS = ("stated defaults are not measurements: rough figures for a 4-7B model in "
                  "bf16 under vLLM on one H100-class GPU (docs/pipeline.md); measure yours "
@@ -47,19 +49,24 @@ class Rate:
 
 @dataclass(frozen=True)
 class Rates:
-    """Prompt and output tokens/s per GPU (batched), and one sequence's decode tokens/s."""
+    """Prompt and output tokens/s per GPU (batched), one sequence's decode tokens/s, and a
+    call's latency before its prefill (seconds: the round trip, the wait for a batch)."""
 
     prompt: Rate
     output: Rate
     sequence: Rate
+    call: Rate
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: {"tokens_per_s": getattr(self, k).value, "source": getattr(self, k).source}
-                for k in ("prompt", "output", "sequence")}
+        out: dict[str, Any] = {k: {"tokens_per_s": getattr(self, k).value,
+                                   "source": getattr(self, k).source}
+                               for k in ("prompt", "output", "sequence")}
+        return {**out, "call": {"seconds": self.call.value, "source": self.call.source}}
 
 
 def rates(prompt: float | None = None, output: float | None = None,
-          sequence: float | None = None, source: str = "given") -> Rates:
+          sequence: float | None = None, source: str = "given",
+          call: float | None = None) -> Rates:
     """Rates from what is known (given or measured, labelled ``source``), each missing one
     at its stated default."""
 
@@ -67,7 +74,7 @@ def rates(prompt: float | None = None, output: float | None = None,
         return Rate(value, source) if value is not None else Rate(default, DEFAULT_SOURCE)
 
     return Rates(pick(prompt, DEFAULT_PROMPT_TPS), pick(output, DEFAULT_OUTPUT_TPS),
-                 pick(sequence, DEFAULT_SEQUENCE_TPS))
+                 pick(sequence, DEFAULT_SEQUENCE_TPS), pick(call, DEFAULT_CALL_SECONDS))
 
 
 @dataclass(frozen=True)
@@ -114,10 +121,11 @@ def layout(agents: Sequence[str], *, shards: int, concurrency: int, workers: int
 
 @dataclass(frozen=True)
 class ExampleCost:
-    """Upper bounds of one example's input and output tokens (all its calls)."""
+    """Upper bounds of one example's input and output tokens and calls."""
 
     input_tokens: int
     output_tokens: int
+    calls: int = 0
 
 
 def stage_seconds(examples: Sequence[ExampleCost], gpus: int, replicas: int,
@@ -132,7 +140,8 @@ def stage_seconds(examples: Sequence[ExampleCost], gpus: int, replicas: int,
     for i, ex in enumerate(examples):
         k = i % lay.shards
         work[k % replicas] += ex.input_tokens / prompt + ex.output_tokens / output
-        chains[k].append(ex.input_tokens / prompt + ex.output_tokens / seq)
+        chains[k].append(ex.calls * r.call.value + ex.input_tokens / prompt
+                         + ex.output_tokens / seq)
     if lay.shards < replicas:  # each shard spreads its calls over every replica
         work = [sum(work) / replicas] * replicas
     shard = [max(max(c), sum(c) / lay.concurrency) if c else 0.0 for c in chains]
@@ -166,24 +175,27 @@ def stage_costs(rows: Sequence[Any]) -> dict[tuple[str, str], list[ExampleCost]]
     found: dict[tuple[str, str], list[tuple[int, ExampleCost]]] = {}
     for row in rows:
         found.setdefault((row.agent, row.method), []).extend(
-            (i, ExampleCost(c.input_tokens_max, c.output_tokens_max))
+            (i, ExampleCost(c.input_tokens_max, c.output_tokens_max, c.calls_max))
             for i, c in row.example_costs)
     return {key: [c for _, c in sorted(v, key=lambda p: p[0])] for key, v in found.items()}
 
 
 def from_params(params: Any, rows: Sequence[Any], throughput: Any = None,
-                sequence_tps: float | None = None, gpus: int | None = None
-                ) -> tuple[dict[str, Any], int]:
+                sequence_tps: float | None = None, gpus: int | None = None,
+                call_seconds: float | None = None) -> tuple[dict[str, Any], int]:
     """The estimate for plan ``rows`` under ``params``' sharding (``evaluate.shards``,
     ``.concurrency``, ``runner.workers``) and serving (``serve.replicas`` x
     ``.tensor_parallel`` per agent when ``serve.enabled``; else ``gpus``, default 1, spread
     over the agents), at ``throughput``'s rates (a :class:`treeagent.plan.Throughput`)
-    and ``sequence_tps``, defaults where missing; and the GPUs it uses."""
+    and ``sequence_tps`` and ``call_seconds``, defaults where missing; and the GPUs it
+    uses."""
     tp = throughput
     r = rates(tp.prompt if tp else None, tp.output if tp else None,
               tp.sequence if tp else None, tp.source if tp else "given")
     if sequence_tps is not None:
         r = replace(r, sequence=Rate(sequence_tps, "given"))
+    if call_seconds is not None:
+        r = replace(r, call=Rate(call_seconds, "given"))
     serve = params["serve"]
     if gpus is None and not serve["enabled"]:
         gpus = 1
