@@ -22,7 +22,7 @@ DataFrames by :func:`check`:
 :func:`check` (:mod:`treeagent.gx`) writes the gate's results to
 ``reports/validation/<gate>.json`` and raises :class:`GateError` naming each failed
 expectation. An input artifact that cannot be read (a corrupt manifest or Parquet table:
-:class:`~treeagent.gx.ArtifactError`) is a failed gate naming the file, not a
+:class:`~treeagent.bench.sources.raw.ArtifactError`) is a failed gate naming the file, not a
 traceback: :func:`guarded_suites` wraps any gate's suite builder.
 """
 
@@ -34,10 +34,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from treeagent.gx import VALIDATION_DIR, ArtifactError, GateError, Suite, check, gx_context
+from treeagent.gx import VALIDATION_DIR, GateError, Suite, check, gx_context
 
-__all__ = ["GATES", "VALIDATION_DIR", "ArtifactError", "GateError", "Suite", "check",
-           "gx_context", "artifact_suite", "evidence_suites", "guarded_suites", "raw_suites",
+__all__ = ["GATES", "VALIDATION_DIR", "GateError", "Suite", "check", "gx_context",
+           "artifact_suite", "evidence_suites", "guarded_suites", "raw_suites",
            "scores_suites"]
 GATES = ("raw", "examples", "evidence", "scores")
 
@@ -63,6 +63,8 @@ def guarded_suites(build: Callable[..., list[Suite]], *args: Any, **kwargs: Any
     :func:`treeagent.bench.examples_gate.suites`), or, when an input artifact it reads
     cannot be read, one failing suite naming that file: the gate fails with one line,
     not a library traceback."""
+    from treeagent.bench.sources.raw import ArtifactError
+
     try:
         return build(*args, **kwargs)
     except ArtifactError as exc:

@@ -33,16 +33,6 @@ class GateError(RuntimeError):
                          f"{path}:\n  {lines}")
 
 
-class ArtifactError(ValueError):
-    """A stage's input artifact (a Parquet table, a manifest) cannot be read: one line
-    naming it (``path``) and why. The CLI shows it (exit 2); a gate that meets it fails
-    (:func:`treeagent.gates.guarded_suites`)."""
-
-    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
-        self.path, self.why = str(path), " ".join(str(why).split())
-        super().__init__(f"{self.path}: {self.why}")
-
-
 @dataclass
 class Suite:
     """One GX suite over one DataFrame: ``expectations`` are GX expectation objects, or

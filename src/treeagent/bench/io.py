@@ -30,8 +30,8 @@ import pyarrow.parquet as pq
 
 from treeagent.bench.contexts import compose
 from treeagent.bench.model import Example
+from treeagent.bench.sources.raw import ArtifactError
 from treeagent.bench.validate import sha256
-from treeagent.gx import ArtifactError
 
 __all__ = ["ArtifactError", "example_batches", "load_units", "materialize", "read_examples",
            "read_rows", "read_table", "write_examples", "write_table"]

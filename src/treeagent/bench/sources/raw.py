@@ -18,6 +18,16 @@ QUARANTINE = "quarantine"
 _CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
 
 
+class ArtifactError(ValueError):
+    """A stage's input artifact (a Parquet table, a manifest) cannot be read: one line
+    naming it (``path``) and why. The CLI shows it (exit 2); a gate that meets it fails
+    (:func:`treeagent.gates.guarded_suites`)."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        self.path, self.why = str(path), " ".join(str(why).split())
+        super().__init__(f"{self.path}: {self.why}")
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -120,7 +130,7 @@ def read_manifest(raw_dir: str | Path, required: bool = True,
     the disk (:func:`payload_problem`) and one that fails moves to ``quarantine`` with
     its reason, so no reader uses it (the raw gate re-checks every payload itself and
     fails naming it). A manifest that is not valid JSON or not shaped as one raises
-    :class:`~treeagent.gx.ArtifactError` naming it."""
+    :class:`ArtifactError` naming it."""
     path = Path(raw_dir) / MANIFEST
     if not path.exists():
         if required:
@@ -138,8 +148,6 @@ def read_manifest(raw_dir: str | Path, required: bool = True,
 
 
 def _load_manifest(path: Path) -> dict[str, Any]:
-    from treeagent.gx import ArtifactError
-
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
