@@ -11,6 +11,7 @@ safe side for a dep list: at worst a stage reruns when it need not.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from pathlib import Path
 
@@ -127,3 +128,44 @@ def test_the_closure_sees_function_level_and_registry_imports(tmp_path):
     files = {p.relative_to(SRC).as_posix() for p in imported_files(flow)}
     assert {"treeagent/report/render.py", "treeagent/report/__init__.py",
             "treeagent/sectioning.py", "treeagent/__init__.py"} <= files
+
+
+def _paths(stage: dict, keys: tuple[str, ...], params: dict) -> list[str]:
+    """A stage's paths under ``keys``, a matrix stage's for every item of ``params``."""
+    raw = [e if isinstance(e, str) else next(iter(e))
+           for k in keys for e in stage.get(k) or []]
+    axes = {k: (_param(params, v[2:-1]) if isinstance(v, str) else v)
+            for k, v in (stage.get("matrix") or {}).items()}
+    items = [dict(zip(axes, vs)) for vs in itertools.product(*axes.values())]
+    return sorted({re.sub(r"\$\{item\.(\w+)\}", lambda m, i=i: str(i[m.group(1)]), p)
+                   for p in raw for i in items})
+
+
+def _param(params: dict, key: str):
+    for part in key.split("."):
+        params = params[part]
+    return params
+
+
+def test_dvc_sees_no_run_varying_file_and_every_output():
+    """A stage depending on the ``runs`` folder hashes what DVC sees in it: the traces
+    and timings written beside the evaluate stages' outputs (call latencies, cache hits,
+    seconds) are hidden by .dvcignore, or dvc.lock changes in every run; no output or
+    dependency is hidden (DVC would refuse the stage)."""
+    import pytest
+
+    repo = pytest.importorskip("dvc.repo").Repo(str(ROOT))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+
+    def hidden(rel: str) -> bool:
+        return repo.dvcignore.is_ignored_file(str(ROOT / rel))
+
+    runs = [f"runs/{a}/{m}" for a in params["evaluate"]["agents"]
+            for m in params["evaluate"]["methods"]]
+    assert runs and "runs" in stages()["report"]["deps"]
+    assert all(hidden(f"{r}/{name}") for r in runs
+               for name in ("trace.jsonl", "timing.json", "shard-0/trace.jsonl"))
+    seen = [p for s in stages().values()
+            for p in _paths(s, ("deps", "outs", "metrics", "plots"), params)
+            if hidden(p)]
+    assert not seen, f"hidden from DVC by .dvcignore: {seen}"
