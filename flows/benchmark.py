@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,25 @@ def _in_process(params: str) -> None:
         _call(getattr(importlib.import_module(script), f"{script}_flow"), args, params)
 
 
+@contextlib.contextmanager
+def _source_state(project: str) -> Iterator[str]:
+    """The tree's state now (commit, and whether code or parameters differ from it) in
+    ``$TREEAGENT_SOURCE_STATE`` for the stages while the run lasts: the report names the
+    state the run started from, not the tree after DVC has rewritten ``dvc.lock``."""
+    from treeagent.report import provenance
+
+    state = provenance.source_state(project)
+    before = os.environ.get(provenance.STATE_ENV)
+    os.environ[provenance.STATE_ENV] = state
+    try:
+        yield state
+    finally:
+        if before is None:
+            os.environ.pop(provenance.STATE_ENV, None)
+        else:
+            os.environ[provenance.STATE_ENV] = before
+
+
 def _served(project: str) -> contextlib.AbstractContextManager[Any]:
     """With ``serve.enabled``: the vLLM servers up around the stages (flows/serve.py),
     their URLs in ``$TREEAGENT_SERVERS`` for the evaluate stages, all stopped after,
@@ -166,6 +186,14 @@ def benchmark_flow(project: str = ".", stages: list[str] | None = None, force: b
     project = str(Path(project).resolve())
     if reason:
         log.info("triggered by: %s", reason)
+    with _source_state(project) as state:
+        log.info("source: %s", state)
+        return _reproduce(project, stages, force, pull, push, use_dvc)
+
+
+def _reproduce(project: str, stages: list[str] | None, force: bool, pull: bool,
+               push: bool | None, use_dvc: bool) -> dict[str, Any]:
+    """The body of :func:`benchmark_flow`: ``dvc repro`` (or the flows in this process)."""
     if not use_dvc:
         cwd = os.getcwd()
         os.chdir(project)

@@ -4,6 +4,12 @@ Model ids and revisions come from the scored rows (what the engines reported), t
 tokenizers from the evidence rows (what sectioning counted with), parameters from
 ``params.yaml`` (a hash of the validated parameters and every key that differs from the
 preset named in them), the code from git (commit, and whether the tree had changes).
+
+The commit is the tree's state when the run started: ``flows/benchmark.py`` reads it
+before ``dvc repro`` and hands it to the stages in ``$TREEAGENT_SOURCE_STATE`` (outside
+every DVC hash). A report stage run without it reads git itself, leaving out the files
+the pipeline writes (``dvc.lock`` and the stages' tracked outputs): DVC rewrites them
+during the run, so they say nothing about the code the run started from.
 """
 
 from __future__ import annotations
@@ -11,9 +17,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
+
+#: the tree's state at the start of a run, ``<commit>`` or ``<commit> + changes``
+STATE_ENV = "TREEAGENT_SOURCE_STATE"
+_STATE = re.compile(r"^[0-9a-f]{40}( \+ changes)?$")
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -40,17 +52,55 @@ def params_hash(data: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def git_commit(root: str | Path = ".") -> str:
-    """``HEAD``'s commit, with ``+ changes`` when tracked files differ; ``unknown``
-    outside a git checkout."""
+def _git(root: str | Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                          timeout=10, check=True).stdout
+
+
+def pipeline_written(root: str | Path = ".") -> list[re.Pattern[str]]:
+    """Patterns of the tracked files a pipeline run writes: ``dvc.lock`` and every out,
+    metric and plot of ``dvc.yaml`` (``${...}`` matches one path segment)."""
+    import yaml
+
+    paths = ["dvc.lock"]
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=root, capture_output=True, text=True, timeout=10).stdout
+        stages = yaml.safe_load(Path(root, "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        stages = {}
+    for stage in stages.values():
+        for key in ("outs", "metrics", "plots"):
+            for entry in stage.get(key) or []:
+                paths += [entry] if isinstance(entry, str) else list(entry)
+    return [re.compile("".join(r"[^/]+" if part.startswith("${") else re.escape(part)
+                               for part in re.split(r"(\$\{[^}]*\})", path.rstrip("/")))
+                       + r"(/.*)?") for path in paths]
+
+
+def tree_state(root: str | Path = ".", ignore: list[re.Pattern[str]] | None = None) -> str:
+    """``HEAD``'s commit, with ``+ changes`` when a tracked file differs from it (files
+    matching ``ignore`` aside); ``unknown`` outside a git checkout."""
+    try:
+        head = _git(root, "rev-parse", "HEAD").strip()
+        changed = _git(root, "diff", "HEAD", "--name-only", "-z").split("\0")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return head + (" + changes" if dirty.strip() else "")
+    changed = [f for f in changed if f and not any(p.fullmatch(f) for p in ignore or [])]
+    return head + (" + changes" if changed else "")
+
+
+def source_state(root: str | Path = ".") -> str:
+    """The code and parameters' state: ``HEAD`` and whether a tracked file other than
+    the ones the pipeline writes differs from it (what ``flows/benchmark.py`` records at
+    the start of a run)."""
+    return tree_state(root, pipeline_written(root))
+
+
+def git_commit(root: str | Path = ".") -> str:
+    """The state the run started from (``$TREEAGENT_SOURCE_STATE``, set by
+    ``flows/benchmark.py``), else :func:`source_state` now; ``unknown`` outside a git
+    checkout."""
+    recorded = os.environ.get(STATE_ENV, "")
+    return recorded if _STATE.match(recorded) else source_state(root)
 
 
 def models(scores: Any) -> list[tuple[str, str, str]]:
