@@ -1,0 +1,176 @@
+"""A rerun with other call latencies changes no tracked file (docs/pipeline.md, "Git
+stays clean"): the pipeline runs twice in a git clone of this repository, its calls
+answered by the loopback test double of an OpenAI-compatible server with a different
+delay each time; afterwards ``dvc.lock`` and every tracked file are byte-identical, and
+the report names the commit the run started from without "+ changes" although DVC
+rewrote ``dvc.lock`` during the run.
+
+The working tree's code (``flows/``, ``src/treeagent/``, ``dvc.yaml`` and the ignore
+files) is laid over the clone, so the test checks the code about to be committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from treeagent import config
+
+pytest.importorskip("dvc")
+pytest.importorskip("prefect")
+pytest.importorskip("great_expectations")
+
+from loopback_server import LoopbackOpenAI  # noqa: E402 (after the skips)
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+CODE = ("flows", "src/treeagent", "dvc.yaml", ".dvcignore", ".gitignore")
+TINY = {  # one format, one task, one length, the two methods Figure 2 compares
+    "acquire.formats": ["json"], "build.formats": ["json"], "build.tasks": ["one_field"],
+    "build.lengths": [4096], "build.per_cell": 1, "sectioning.base_budget": 512,
+    "agents.memagent.max_new_tokens": 8, "evaluate.concurrency": 4,
+    "evaluate.methods": ["flat", "treeagent"],
+}
+EVALUATE = ("evaluate@memagent-flat", "evaluate@memagent-treeagent")
+LATENCIES = (0.0, 0.05)  # seconds the loopback server waits before each reply, per run
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PREFECT_API", "GIT_", "TREEAGENT_"))}
+    env.update({"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "DVC_NO_ANALYTICS": "1",
+                "PREFECT_HOME": str(home / ".prefect-home"), "DO_NOT_TRACK": "1",
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONUNBUFFERED": "1",
+                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    return env
+
+
+def _run(cwd: Path, env: dict[str, str], *cmd: str) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, text=True, timeout=900,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-6000:]}"
+    return proc.stdout
+
+
+def _tracked(repo: Path, env: dict[str, str]) -> dict[str, bytes]:
+    names = _run(repo, env, "git", "ls-files", "-z").split("\0")
+    return {n: (repo / n).read_bytes() for n in names if n and (repo / n).is_file()}
+
+
+def _latencies(repo: Path) -> list[float]:
+    lines = (repo / "runs/memagent/flat/trace.jsonl").read_text().splitlines()
+    return [json.loads(line)["latency"] for line in lines]
+
+
+def _report_commit(repo: Path) -> str:
+    m = re.search(r"git commit\s*\|\s*([^|\n]+?)\s*\|", (repo / "reports/report.md").read_text())
+    assert m, "the report has no git commit row"
+    return m.group(1)
+
+
+@pytest.fixture()
+def clone(tmp_path: Path) -> Path:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    repo = tmp_path / "clone"
+    env = _env(tmp_path)
+    _run(tmp_path, env, "git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo))
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in CODE:
+        if (ROOT / name).is_dir():
+            shutil.rmtree(repo / name)
+            shutil.copytree(ROOT / name, repo / name, ignore=ignore)
+        else:
+            shutil.copy(ROOT / name, repo / name)
+    return repo
+
+
+@pytest.fixture()
+def prefect_api(tmp_path: Path) -> Iterator[str]:
+    """One ``prefect server start`` for both runs (else every stage DVC runs alone starts
+    a temporary server of its own)."""
+    env = {**_env(tmp_path), "PREFECT_UI_ENABLED": "false"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    api = f"http://127.0.0.1:{port}/api"
+    log = tmp_path / "prefect-server.log"
+    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not _healthy(api):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+        yield api
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _healthy(api: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{api}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_rerun_with_other_call_latencies_leaves_every_tracked_file_unchanged(
+        clone: Path, prefect_api: str, tmp_path: Path) -> None:
+    env = {**_env(tmp_path), "PREFECT_API_URL": prefect_api}
+    git = ("git", "-C", str(clone))
+    with LoopbackOpenAI(latency=LATENCIES[0]) as server:  # one port for both runs
+        data = config.preset("demo")
+        for key, value in {**TINY, "engine.name": "openai",
+                           "engine.options": {"base_urls": [server.url], "max_retries": 0,
+                                              "timeout": 60}}.items():
+            config.assign(data, key, value)
+        (clone / "params.yaml").write_text(config.dump(config.validate(data).data))
+        _run(clone, env, *git, "add", "-A")
+        _run(clone, env, *git, "commit", "-qm", "tiny grid on the loopback server")
+        start = _run(clone, env, *git, "rev-parse", "HEAD").strip()
+
+        _run(clone, env, str(BIN / "python"), "flows/benchmark.py")
+        # DVC rewrote dvc.lock and the tracked metrics during the run
+        assert _run(clone, env, *git, "status", "--porcelain", "--untracked-files=no")
+        first_commit, first = _report_commit(clone), _latencies(clone)
+        _run(clone, env, *git, "add", "-A")
+        _run(clone, env, *git, "commit", "-qm", "the first run's lock and metrics")
+        committed = _run(clone, env, *git, "rev-parse", "HEAD").strip()
+        before = _tracked(clone, env)
+
+        server.latency = LATENCIES[1]
+        shutil.rmtree(clone / ".cache")  # every call reaches the server again
+        out = _run(clone, env, str(BIN / "dvc"), "repro", "--force", "--downstream",
+                   *EVALUATE)
+        assert set(re.findall(r"Running stage '([^']+)'", out)) == {
+            *EVALUATE, "score@memagent-flat", "score@memagent-treeagent", "report"}, out[-3000:]
+    second = _latencies(clone)
+    assert len(second) == len(first) >= 2 and second != first
+    assert min(second) >= LATENCIES[1]  # the delay reached every call
+
+    after = _tracked(clone, env)
+    changed = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
+    assert changed == [], changed
+    assert _run(clone, env, *git, "status", "--porcelain") == ""
+    # the report names the commit each run started from, unchanged by what DVC wrote
+    assert (first_commit, _report_commit(clone)) == (start, committed)
