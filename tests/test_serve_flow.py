@@ -98,6 +98,7 @@ def test_servers_stopped_after_a_failed_stage(project, monkeypatch):
 def test_serve_disabled_starts_nothing(project, monkeypatch):
     data = yaml.safe_load((project / "params.yaml").read_text())
     data["serve"]["enabled"] = False
+    data["evaluate"]["shards"] = 1  # the vllm engine with several shards needs the servers
     (project / "params.yaml").write_text(yaml.safe_dump(data))
     env: list[dict] = []
     monkeypatch.setattr(benchmark, "dvc", lambda args, project, api_url: env.append(
