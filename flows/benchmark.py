@@ -164,9 +164,15 @@ def _source_state(project: str) -> Iterator[str]:
 def _served(project: str) -> contextlib.AbstractContextManager[Any]:
     """With ``serve.enabled``: the vLLM servers up around the stages (flows/serve.py),
     their URLs in ``$TREEAGENT_SERVERS`` for the evaluate stages, all stopped after,
-    also on failure. Otherwise nothing."""
+    also on failure. Servers already named in ``$TREEAGENT_SERVERS`` (started on GPU
+    hosts by ``treeagent serve``) are used as they are. Otherwise nothing."""
     params = str(Path(project) / _common.PARAMS)
     if not _common.load_params(params)["serve.enabled"]:
+        return contextlib.nullcontext()
+    from treeagent.llm.serve import SERVERS_ENV
+
+    if os.environ.get(SERVERS_ENV):
+        get_run_logger().info("serve: the servers of $%s (started elsewhere)", SERVERS_ENV)
         return contextlib.nullcontext()
     import serve
 

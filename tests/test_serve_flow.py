@@ -130,3 +130,14 @@ def test_sigterm_to_the_flow_process_stops_the_servers(project):
             proc.kill()
     assert "KeyboardInterrupt" in proc.stderr.read()
     assert_none_left(project)
+
+
+def test_servers_named_in_the_environment_are_used_as_they_are(project, monkeypatch):
+    """A head host without GPUs runs the benchmark flow over servers started elsewhere."""
+    monkeypatch.setenv(serve.SERVERS_ENV, json.dumps({"memagent": ["http://gpu1:18100/v1"]}))
+    env: list[dict] = []
+    monkeypatch.setattr(benchmark, "dvc", lambda args, project, api_url: env.append(
+        benchmark._stage_env(api_url)))
+    benchmark.benchmark_flow.fn(str(project))
+    assert json.loads(env[0][serve.SERVERS_ENV]) == {"memagent": ["http://gpu1:18100/v1"]}
+    assert records(project / "starts.jsonl") == []  # nothing started here
