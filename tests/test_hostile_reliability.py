@@ -109,6 +109,30 @@ def test_malformed_replies_past_the_retries_leave_the_call_unavailable():
     assert s.arrivals["hello"] == 2
 
 
+def test_a_run_under_malformed_replies_answers_every_question_and_counts_them():
+    """Every fourth prompt gets an HTML page, then JSON without choices, before its
+    answer: all 64 programs are answered and the run's totals count the extra attempts."""
+    from treeagent.llm import run_programs
+
+    def faults(prompt: str, attempt: int) -> str | None:
+        if int(prompt.removeprefix("q")) % 4 == 0 and attempt <= 2:
+            return ("notjson", "nochoices")[attempt - 1]
+        return None
+
+    def one(prompt: str):
+        reply = yield _ask(prompt)
+        return reply.text
+
+    with LoopbackOpenAI(latency=0.01, faults=faults) as s:
+        eng = _engine(s.url, "httptools", max_retries=3, concurrency=16)
+        out = run_programs([(f"q{i}", one(f"q{i}")) for i in range(64)], eng,
+                           progress=False)
+        asyncio.run(eng.aclose())
+    assert all(out[f"q{i}"].result == f"echo:q{i}" for i in range(64))
+    assert out.totals.requests == len(s.seen) == 64 + 2 * 16
+    assert out.totals.retries == 2 * 16 and out.totals.unavailable == 0
+
+
 async def _complete(eng, request):
     try:
         return await eng.complete(request)
@@ -175,7 +199,12 @@ SUMMARY = re.compile(r"^calls (\d+) \(requests (\d+), retries (\d+), cache hits 
                      r"input tokens \d+, output tokens \d+, seconds \d+\.\d$")
 
 
-def test_summary_counts_requests_retries_and_cache_hits(tmp_path, capsys):
+def test_summary_counts_requests_retries_and_cache_hits(tmp_path, capsys, monkeypatch):
+    import treeagent.llm
+
+    make = treeagent.llm.make_engine  # a pinned revision: its replies may be reused
+    monkeypatch.setattr(treeagent.llm, "make_engine",
+                        lambda *a, **o: make(*a, **{**o, "revision": "0123abcd"}))
     cache = tmp_path / "calls.sqlite"
     with LoopbackOpenAI(faults=lambda prompt, attempt: "500" if attempt == 1 else None) as s:
         code, out, err = _run(capsys, *_openai(s.url), "--cache", cache)
