@@ -45,7 +45,7 @@ def _one_line_error(err: str, *needles: str) -> str:
 def _openai(url: str, doc: str = DOC, *extra: str) -> list[str]:
     return ["run", doc, "-q", "magnitude?", "--engine", "openai", "--model", "m",
             "--base-url", url, "--tokenizer", "cl100k_base", "--budget", "2000",
-            "--max-new-tokens", "8", *extra]
+            "--max-new-tokens", "8", "--revision", "loop-rev", *extra]
 
 
 # ------------------------------------------------------------------ 1: byte-order mark

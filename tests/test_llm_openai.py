@@ -20,7 +20,7 @@ def ask(text: str, **sampling) -> Request:
 
 def engine(*urls: str, **options):
     options = {"timeout": 0.4, "max_retries": 3, "backoff_base": 0.01, "backoff_max": 0.05,
-               "api_key_env": KEY_ENV, **options}  # fmt: skip
+               "api_key_env": KEY_ENV, "revision": "loop-rev", **options}  # fmt: skip
     return make_engine("openai", "loop-model", base_urls=list(urls), **options)
 
 

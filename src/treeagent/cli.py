@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "treeagent.cli_plan",  # treeagent plan
     "treeagent.cli_serve",  # treeagent serve
     "treeagent.report.cli_view",  # treeagent view
+    "treeagent.cli_models",  # treeagent models lock
 )
 """Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
 

@@ -52,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prompts", metavar="DIR", help="folder of prompt templates to use "
                    "instead of the packaged ones (same file names)")
     p.add_argument("--cache", metavar="PATH", help="call cache/journal (SQLite) to reuse")
+    p.add_argument("--revision", help="the model's revision: a hub commit to load, or the "
+                   "served model's (openai; without one its calls bypass the cache)")
     p.add_argument("--trace", metavar="OUT.jsonl", help="write every call to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object (answer, "
                    "prediction, calls, tokens, seconds) instead of the two lines")
@@ -164,6 +166,8 @@ def _engine_options(args: argparse.Namespace) -> dict | int:
         if not low < value < float("inf"):  # NaN too
             return _fail(f"{flag}: must be {'positive' if low == 0 else '>= 0'}")
         options[key] = value
+    if args.revision:
+        options["revision"] = args.revision
     if args.base_urls and args.engine == "openai":
         try:
             options["base_urls"] = [check_base_url(u) for u in args.base_urls]

@@ -118,6 +118,15 @@ class JournalEntry:
     prompt_hash: str = ""
 
 
+def cacheable(revision: str) -> bool:
+    """Can a call of weights at ``revision`` be answered from the cache? Not when the
+    revision is unknown (``unversioned``: a hub label, a served name without a lock
+    entry): its key would stay the same when the weights change."""
+    from treeagent.llm.models import UNVERSIONED
+
+    return revision != UNVERSIONED
+
+
 class CacheError(ValueError):
     """A cache path that cannot hold the call cache (a folder, not SQLite, unwritable)."""
 
@@ -212,7 +221,7 @@ class CallCache:
                  who.model, who.revision, int(r.available), r.error, r.input_tokens,
                  r.output_tokens, r.latency, now)
             )  # fmt: skip
-            if r.available:
+            if r.available and cacheable(who.revision):  # unversioned: journaled only
                 answer_rows.append(
                     (e.key, who.engine, who.model, who.revision, r.text,
                      json.dumps(r.tool_calls), r.input_tokens, r.output_tokens, r.latency, now)

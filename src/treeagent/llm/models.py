@@ -32,6 +32,15 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 _META_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json")
 _HASH_LOCK = threading.Lock()
+UNVERSIONED = "unversioned"
+"""The revision of a model whose weights cannot be identified (a hub name at a moving
+label, a served name): its calls bypass the call cache (:mod:`treeagent.llm.cache`)."""
+
+
+def is_commit(revision: str | None) -> bool:
+    """A 40-hex commit id (an immutable hub revision), not a label such as ``main``."""
+    return bool(revision) and len(revision) == 40 and all(  # type: ignore[arg-type]
+        c in "0123456789abcdef" for c in revision.lower())  # type: ignore[union-attr]
 
 
 class ModelError(ValueError):
@@ -46,6 +55,7 @@ class ModelSource:
     model_id: str  # the name recorded in cache keys and sent to servers
     folder: Path | None
     gguf_file: str | None = None  # file name inside ``folder`` for GGUF weights
+    revision: str | None = None  # a hub name's requested revision (commit or label)
 
     @property
     def local(self) -> bool:
@@ -67,8 +77,11 @@ def _package_dir(name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def resolve_model(spec: str | os.PathLike[str] | None = None) -> ModelSource:
-    """Resolve ``"smollm2"`` (default), a ``.gguf`` file, a Hugging Face folder, or a name."""
+def resolve_model(spec: str | os.PathLike[str] | None = None,
+                  revision: str | None = None) -> ModelSource:
+    """Resolve ``"smollm2"`` (default), a ``.gguf`` file, a Hugging Face folder, or a name.
+    ``revision`` is kept for a hub name (what ``from_pretrained``/``vllm serve`` load);
+    local weights are identified by their content, whatever it says."""
     text = str(spec) if spec is not None else SMOLLM2
     if text.lower() in (SMOLLM2, SMOLLM2_ID.lower()):
         folder = _package_dir(SMOLLM2_PACKAGE)
@@ -89,7 +102,7 @@ def resolve_model(spec: str | os.PathLike[str] | None = None) -> ModelSource:
         raise ModelError(f"{path}: no config.json and not exactly one .gguf file")
     if text.endswith(".gguf") or text.startswith((".", "/", "~")):
         raise ModelError(f"model path {text!r} does not exist")
-    return ModelSource(text, text, None)  # a served / hub name
+    return ModelSource(text, text, None, None, revision)  # a served / hub name
 
 
 def gguf_context_length(path: Path) -> int | None:
@@ -169,9 +182,10 @@ def _file_sha256(path: Path) -> str:
 
 
 def model_revision(source: ModelSource) -> str:
-    """Content hash of the weights (+ config/tokenizer), or the hub snapshot's commit."""
+    """Content hash of the weights (+ config/tokenizer), the hub snapshot's commit, a hub
+    name's pinned commit, else :data:`UNVERSIONED`."""
     if source.folder is None:
-        return "unversioned"
+        return source.revision.lower() if is_commit(source.revision) else UNVERSIONED
     if source.folder.parent.name == "snapshots" and len(source.folder.name) == 40:
         return source.folder.name  # a Hugging Face cache snapshot is named by its commit
     if source.gguf_file:
@@ -239,7 +253,7 @@ def load_tokenizer(source: ModelSource):
     from transformers import AutoTokenizer
 
     if source.folder is None:
-        return AutoTokenizer.from_pretrained(source.spec)
+        return AutoTokenizer.from_pretrained(source.spec, **_hub_revision(source))
     saved = _saved("models", source) or _saved("tokenizers", source)
     if saved is not None:
         return AutoTokenizer.from_pretrained(str(saved))
@@ -274,10 +288,16 @@ def load_model(source: ModelSource, dtype: str = "float32", save: bool = True,
         model = model.to(dtype=torch_dtype)
     else:
         where = str(source.folder) if source.folder is not None else source.spec
-        model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype, **kwargs,
+                                                     **_hub_revision(source))
     model = model.to(device)  # loaded on the CPU, then moved (no accelerate device_map)
     model.eval()
     return tokenizer, model
+
+
+def _hub_revision(source: ModelSource) -> dict[str, str]:
+    """``revision=`` for ``from_pretrained`` of a hub name pinned to a revision."""
+    return {"revision": source.revision} if source.folder is None and source.revision else {}
 
 
 def _save_hf(source: ModelSource, tokenizer, model) -> Path:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 import traceback
 import uuid
@@ -31,8 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from treeagent.llm.base import Engine, Request, Response
-from treeagent.llm.cache import CallCache, Identity, JournalEntry, call_key, prompt_hash
+from treeagent.llm.cache import (
+    CallCache,
+    Identity,
+    JournalEntry,
+    cacheable,
+    call_key,
+    prompt_hash,
+)
 
+log = logging.getLogger(__name__)
 Program = Generator[Request, Response, Any]
 
 
@@ -146,6 +155,11 @@ class _Run:
         self.on_call = on_call
         self.identity = Identity.of(engine)
         self.cache = cache
+        if cache is not None and not cacheable(self.identity.revision):
+            log.warning("%s: the model's revision is unknown (%s): the call cache is bypassed "
+                        "(pin a commit or run treeagent models lock)", self.identity.model,
+                        self.identity.revision)
+            self.cache = None  # no hits; the replies are still journaled
         self.max_batch = max_batch
         self.outcomes = Outcomes()
         self.totals = Totals()

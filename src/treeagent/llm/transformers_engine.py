@@ -113,13 +113,14 @@ class TransformersEngine:
         max_input_tokens: int | None = None,
         revision: str | None = None,
     ) -> None:
-        self.source = resolve_model(model)
+        self.source = resolve_model(model, revision)  # a hub name loads at ``revision``
         self.model = self.source.model_id
         self.device = select_device(device)
         self.dtype = dtype or default_dtype(self.device)
         self.attention = select_attention(attention, self.device, self.dtype)
         # the weights' content hash: the same on every device and dtype (module docstring)
-        self.revision = revision or model_revision(self.source)
+        # (a hub name: its pinned commit, else unversioned: a label is no revision)
+        self.revision = (revision if self.source.local else None) or model_revision(self.source)
         gpu = self.device != "cpu"
         self.max_batch = int(max_batch or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
         if self.max_batch < 1:

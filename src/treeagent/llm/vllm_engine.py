@@ -104,9 +104,11 @@ class VLLMEngine:
         start_timeout: float = 600.0,
         extra_args: Sequence[str] = (),
         kv_cache_gb: int = 2,
+        revision: str | None = None,
         **openai_options: object,
     ) -> None:
-        self.source = resolve_model(model)
+        # a hub name is served at ``revision`` (``--revision``); local weights are hashed
+        self.source = resolve_model(model, revision)
         self.model = self.source.model_id
         self.folder = hf_folder(model) if self.source.local else None  # vllm loads HF folders
         self.revision = model_revision(self.source)
@@ -135,7 +137,8 @@ class VLLMEngine:
         return serve_command(self.launcher(), host="127.0.0.1", port=self.port,
                              served_name=self.model, seed=42, dtype=self.dtype,
                              max_num_seqs=self.concurrency, max_model_len=self.max_model_len,
-                             gpu=self.gpu, extra_args=self.extra_args)
+                             gpu=self.gpu, extra_args=self.extra_args,
+                             revision=self.source.revision if self.folder is None else None)
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self) -> None:

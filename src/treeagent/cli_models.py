@@ -1,0 +1,51 @@
+"""``treeagent models lock``: resolve each evaluated agent's model to an immutable
+revision and write ``models.lock`` (:mod:`treeagent.llm.lock`; docs/pipeline.md, "Rerun
+when a model changes").
+
+Prints one line per agent (``agent  source  model  revision``) and whether the file
+changed. A bad params file, a model that does not resolve, a moving hub label that
+cannot be looked up (without ``--allow-moving``) or a served endpoint that does not
+answer is one ``error:`` line, exit 2; the lock file is then left as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="pin the agents' models: models lock")
+    verbs = p.add_subparsers(dest="models_command", required=True, metavar="VERB")
+    lock = verbs.add_parser("lock", help="resolve each evaluated agent's model to an "
+                            "immutable revision and write models.lock")
+    lock.add_argument("--params", default="params.yaml", help="pipeline parameters")
+    lock.add_argument("-o", "--output", default="models.lock", help="the lock file")
+    lock.add_argument("--allow-moving", action="store_true",
+                      help="lock a hub label (e.g. main) that cannot be looked up as is; "
+                           "its calls bypass the call cache")
+    lock.set_defaults(func=run_lock)
+
+
+def run_lock(args: argparse.Namespace) -> int:
+    from treeagent import config
+    from treeagent.llm.lock import LockError, lock_entries, write_lock
+
+    try:
+        params = config.load(args.params)
+        entries = lock_entries(params, allow_moving=args.allow_moving)
+        changed = write_lock(args.output, entries)
+    except config.ParamsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except LockError as exc:
+        print(f"error: {args.params}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for agent, entry in entries.items():
+        note = "  (moving label: calls bypass the cache)" if entry.moving else ""
+        print(f"{agent}  {entry.source}  {entry.model_id}  {entry.revision}{note}")
+    print(f"{args.output}: {'written' if changed else 'unchanged'}")
+    return 0
