@@ -149,6 +149,19 @@ def test_a_corrupt_table_fails_the_gate_that_reads_it(tmp_path):
     assert str(v / "examples" / "json.parquet") in str(info.value)
 
 
+@pytest.mark.parametrize("gate", ["evidence", "scores"])
+def test_a_corrupt_evidence_or_score_file_fails_its_gate_naming_it(tmp_path, gate):
+    bad = tmp_path / "runs" / f"{gate}.parquet"
+    _corrupt(bad)
+    if gate == "evidence":
+        suites = gates.evidence_suites(bad, ["json-x"], ["memagent"], ["flat"])
+    else:
+        suites = gates.scores_suites([str(bad)], ["json-x"], ["memagent"], ["flat"])
+    with pytest.raises(gates.GateError) as info:
+        gates.check(gate, suites, tmp_path / "v")
+    assert f"{bad}: not a readable Parquet table" in str(info.value)
+
+
 # ------------------------------------------------------------------ 9: query, mirror links
 
 

@@ -164,13 +164,32 @@ def _raw_suites(raw_dir: str | os.PathLike[str], formats: Iterable[str],
 def scores_suites(score_files: Sequence[str], example_ids: Sequence[str],
                   agents: Sequence[str], methods: Sequence[str]) -> list[Suite]:
     """Suites of the ``scores`` gate: completeness over examples x agents x methods, and
-    scores in [0, 1]."""
+    scores in [0, 1] (one failing suite naming a score file that cannot be read)."""
+    return guarded_suites(_scores_suites, score_files, example_ids, agents, methods)
+
+
+def _readable(files: Sequence[str]) -> None:
+    """:class:`ArtifactError` naming the first of ``files`` that is no readable table."""
+    from treeagent.bench import io
+
+    for f in files:
+        io.read_table(f)
+
+
+def _scores_suites(score_files: Sequence[str], example_ids: Sequence[str],
+                   agents: Sequence[str], methods: Sequence[str]) -> list[Suite]:
     import pandas as pd
+    import pyarrow as pa
 
     from treeagent.report import db
 
     missing_files = [f for f in score_files if not Path(f).exists()]
-    scores = db.load_scores([f for f in score_files if Path(f).exists()])
+    present = [f for f in score_files if Path(f).exists()]
+    try:
+        scores = db.load_scores(present)
+    except (pa.ArrowException, OSError):
+        _readable(present)  # names the file
+        raise
     scores = scores.assign(key=scores["agent"] + "/" + scores["method"] + "/"
                            + scores["example_id"])
     expected = pd.DataFrame({"key": [f"{a}/{m}/{e}" for a in agents for m in methods
@@ -201,11 +220,18 @@ def scores_suites(score_files: Sequence[str], example_ids: Sequence[str],
 def evidence_suites(evidence_file: str | os.PathLike[str], example_ids: Sequence[str],
                     agents: Sequence[str], methods: Sequence[str]) -> list[Suite]:
     """Suites of the ``evidence`` gate: every example x agent x method has an evidence row,
-    at least one evidence record, and every record located in its context."""
-    import pandas as pd
-    import pyarrow.parquet as pq
+    at least one evidence record, and every record located in its context (one failing
+    suite naming the evidence file when it cannot be read)."""
+    return guarded_suites(_evidence_suites, evidence_file, example_ids, agents, methods)
 
-    rows = pq.read_table(evidence_file).to_pandas()
+
+def _evidence_suites(evidence_file: str | os.PathLike[str], example_ids: Sequence[str],
+                     agents: Sequence[str], methods: Sequence[str]) -> list[Suite]:
+    import pandas as pd
+
+    from treeagent.bench import io
+
+    rows = io.read_table(evidence_file).to_pandas()
     rows = rows.assign(key=rows["agent"] + "/" + rows["method"] + "/" + rows["example_id"],
                        unlocated=rows["records"] - rows["located"])
     expected = pd.DataFrame({"key": [f"{a}/{m}/{e}" for a in agents for m in methods
