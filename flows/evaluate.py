@@ -51,6 +51,7 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
     shards mapped over the flow's task runner (``runner:``), merged in example order."""
     from treeagent.agents.evaluate import write_run
     from treeagent.agents.shards import ShardSpec, merge_shards
+    from treeagent.llm.lock import locked_entry, locked_options
     from treeagent.llm.serve import served_context_window, served_engine_spec
     from treeagent.runners import describe
 
@@ -66,6 +67,7 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
     if served is not None:
         name, options = served
         kwargs["context_window"] = served_context_window(p, agent)
+    options = locked_options(name, options, locked_entry(p, agent))  # models.lock's revision
     pinned = str(p[f"agents.{agent}.revision"])
     out = Path(runs_dir) / agent / method
     out.mkdir(parents=True, exist_ok=True)
@@ -96,12 +98,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--params", default=_common.PARAMS)
     args = ap.parse_args(argv)
     p = _common.start(args.params)
+    from treeagent.llm.lock import LockError, locked_entry
     from treeagent.llm.serve import ServeError, served_engine_spec
     from treeagent.runners import from_params
 
-    try:  # the servers' URLs are checked before any work starts
+    try:  # the servers' URLs and the models lock are checked before any work starts
         served_engine_spec(p, args.agent)
-    except ServeError as exc:
+        locked_entry(p, args.agent)
+    except (ServeError, LockError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     evaluate_flow.with_options(task_runner=from_params(p["runner"]))(

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from treeagent import registry
+from treeagent.llm.lock import locked_entry
 from treeagent.llm.models import (
     ModelSource,
     cache_root,
@@ -191,6 +192,9 @@ def plan(params: Params, *, launch: Launch | None = None,
         weights = served_weights(source)
         pinned = str(params[f"agents.{agent}.revision"])
         revision = None if pinned == "auto" else pinned
+        entry = locked_entry(params, agent)  # models.lock: the commit the label resolved to
+        if entry is not None and entry.source == "hub":
+            revision = entry.revision
         extra = _extra_args(options.get("extra_args", ()), _SET_BY_SERVE)
         limit = request_limit(params, agent, source)
         vllm_bin = options.get("vllm_bin") or env_in.get("TREEAGENT_VLLM_BIN", DEFAULT_VLLM_BIN)
@@ -227,7 +231,11 @@ def urls(servers: Sequence[Server]) -> dict[str, list[str]]:
 def served_revision(params: Params, agent: str) -> str:
     """The revision the calls to ``agent``'s servers are cached under: the pinned
     ``agents.<a>.revision``, else the content hash of local weights, else
-    ``unversioned`` (as the ``openai`` engine records a hub name it cannot see)."""
+    ``unversioned`` (as the ``openai`` engine records a hub name it cannot see). An
+    entry of ``models.lock`` comes first (:mod:`treeagent.llm.lock`)."""
+    entry = locked_entry(params, agent)
+    if entry is not None and entry.source != "local":
+        return entry.cache_revision
     pinned = str(params[f"agents.{agent}.revision"])
     if pinned != "auto":
         return pinned
