@@ -28,24 +28,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_lock(args: argparse.Namespace) -> int:
+    return lock(args.params, args.output, allow_moving=args.allow_moving)
+
+
+def lock(params_path: str, output: str = "models.lock", *, allow_moving: bool = False) -> int:
+    """Write the lock for ``params_path``; print one line per agent; exit status."""
     from treeagent import config
     from treeagent.llm.lock import LockError, lock_entries, write_lock
 
     try:
-        params = config.load(args.params)
-        entries = lock_entries(params, allow_moving=args.allow_moving)
-        changed = write_lock(args.output, entries)
+        params = config.load(params_path)
+        entries = lock_entries(params, allow_moving=allow_moving)
+        changed = write_lock(output, entries)
     except config.ParamsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except LockError as exc:
-        print(f"error: {args.params}: {exc}", file=sys.stderr)
+        print(f"error: {params_path}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     for agent, entry in entries.items():
         note = "  (moving label: calls bypass the cache)" if entry.moving else ""
         print(f"{agent}  {entry.source}  {entry.model_id}  {entry.revision}{note}")
-    print(f"{args.output}: {'written' if changed else 'unchanged'}")
+    print(f"{output}: {'written' if changed else 'unchanged'}")
     return 0
