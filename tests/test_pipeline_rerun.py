@@ -70,8 +70,10 @@ def _tracked(repo: Path, env: dict[str, str]) -> dict[str, bytes]:
 
 
 def _latencies(repo: Path) -> list[float]:
-    lines = (repo / "runs/memagent/flat/trace.jsonl").read_text().splitlines()
-    return [json.loads(line)["latency"] for line in lines]
+    """Latencies of the calls that reached the server (not answered from the cache)."""
+    calls = [json.loads(line) for method in ("flat", "treeagent") for line in
+             (repo / f"runs/memagent/{method}/trace.jsonl").read_text().splitlines()]
+    return [c["latency"] for c in calls if not c["cached"]]
 
 
 def _report_commit(repo: Path) -> str:
@@ -150,8 +152,10 @@ def test_rerun_with_other_call_latencies_leaves_every_tracked_file_unchanged(
         start = _run(clone, env, *git, "rev-parse", "HEAD").strip()
 
         _run(clone, env, str(BIN / "python"), "flows/benchmark.py")
-        # DVC rewrote dvc.lock and the tracked metrics during the run
-        assert _run(clone, env, *git, "status", "--porcelain", "--untracked-files=no")
+        # DVC rewrote dvc.lock and the tracked metrics during the run (other params than
+        # the committed lock's); whatever else it wrote is git-ignored
+        status = _run(clone, env, *git, "status", "--porcelain").splitlines()
+        assert " M dvc.lock" in status and not [s for s in status if s.startswith("??")], status
         first_commit, first = _report_commit(clone), _latencies(clone)
         _run(clone, env, *git, "add", "-A")
         _run(clone, env, *git, "commit", "-qm", "the first run's lock and metrics")
@@ -165,8 +169,8 @@ def test_rerun_with_other_call_latencies_leaves_every_tracked_file_unchanged(
         assert set(re.findall(r"Running stage '([^']+)'", out)) == {
             *EVALUATE, "score@memagent-flat", "score@memagent-treeagent", "report"}, out[-3000:]
     second = _latencies(clone)
-    assert len(second) == len(first) >= 2 and second != first
-    assert min(second) >= LATENCIES[1]  # the delay reached every call
+    assert len(second) >= 2 and len(first) >= 2 and second != first
+    assert min(second) >= LATENCIES[1]  # the delay reached every call sent
 
     after = _tracked(clone, env)
     changed = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
