@@ -121,7 +121,7 @@ def test_stage_arguments() -> None:
     data["agents"]["infmem"]["engine_options"] = {"base_urls": ["http://10.0.0.2:8000/v1"]}
     name, options = config.validate(data).engine_spec("infmem")
     assert options == {"concurrency": 128, "base_urls": ["http://10.0.0.2:8000/v1"],
-                       "model": "InfMem-4B", "revision": "main"}
+                       "model": "ucmp137538/infmem-4B", "revision": "main"}
 
 
 def test_cli_check_reports_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

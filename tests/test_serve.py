@@ -26,9 +26,9 @@ from treeagent.llm.vllm_engine import VLLMEngine
 DOUBLE = str(Path(__file__).resolve().parent / "vllm_serve_double.py")
 PAPER = [  # agent, model, request limit (Table 2)
     ("memagent", "BytedTsinghua-SIA/RL-MemoryAgent-7B", 32768),
-    ("infmem", "InfMem-4B", 32768),
-    ("memreread", "MemReread-4B", 40960),
-    ("rememr1", "ReMemR1-7B", 40960),
+    ("infmem", "ucmp137538/infmem-4B", 32768),
+    ("memreread", "iiiiGray/MemReread-4B", 40960),
+    ("rememr1", "yrshi/ReMemR1-7B", 40960),
 ]
 
 
@@ -249,7 +249,7 @@ def test_stops_all_after_a_failure_inside(tmp_path, record):
 def test_never_healthy_server_is_one_clear_error_and_stops_the_others(tmp_path, record):
     p = small_params()
     first = p["serve.port"]
-    unhealthy = lambda w: ["--unhealthy"] if w == "InfMem-4B" else []  # noqa: E731
+    unhealthy = lambda w: ["--unhealthy"] if w == "ucmp137538/infmem-4B" else []  # noqa: E731
     with pytest.raises(serve.ServeError) as err:
         with serve.serving(p, **options(tmp_path, start_timeout=6, modes_for=unhealthy)):
             pytest.fail("started")
@@ -263,7 +263,7 @@ def test_never_healthy_server_is_one_clear_error_and_stops_the_others(tmp_path, 
 
 def test_server_that_exits_is_named_and_the_others_stopped(tmp_path, record):
     p = small_params()
-    crash = lambda w: ["--exit", "3"] if w == "InfMem-4B" else []  # noqa: E731
+    crash = lambda w: ["--exit", "3"] if w == "ucmp137538/infmem-4B" else []  # noqa: E731
     with pytest.raises(serve.ServeError, match=r"infmem replica [01] .* exited with status 3"):
         with serve.serving(p, **options(tmp_path, start_timeout=30, modes_for=crash)):
             pytest.fail("started")

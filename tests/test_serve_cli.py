@@ -34,8 +34,8 @@ def test_dry_run_prints_the_exact_command_lines(tmp_path, capsys, monkeypatch):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 8
     assert lines[5] == (
-        "CUDA_VISIBLE_DEVICES=5 .venv-vllm/bin/vllm serve MemReread-4B --revision main "
-        "--host 127.0.0.1 --port 18105 --served-model-name MemReread-4B "
+        "CUDA_VISIBLE_DEVICES=5 .venv-vllm/bin/vllm serve iiiiGray/MemReread-4B --revision main "
+        "--host 127.0.0.1 --port 18105 --served-model-name iiiiGray/MemReread-4B "
         "--tensor-parallel-size 1 --enable-prefix-caching --seed 42 --dtype auto "
         "--max-num-seqs 256 --disable-uvicorn-access-log --max-model-len 40960 "
         "--gpu-memory-utilization 0.9")

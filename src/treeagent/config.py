@@ -152,10 +152,13 @@ def _paper() -> dict[str, Any]:
         "evaluate": {"agents": _builtin(registry.AGENTS),  # Table 1's rows
                      "methods": _builtin(registry.METHODS),
                      "concurrency": 256, "shards": 16, "cache": ".cache/calls.sqlite"},
-        # the public checkpoints (C.1); servers hold each agent's Table 2 request limit
+        # the public checkpoints (C.1) by hub name, each counted with the tokenizer it
+        # ships; servers hold each agent's Table 2 request limit. `main` is resolved to
+        # its commit by the models stage (models.lock); pin a commit here to fix it
         "agents": {a.name: {"model": a.paper_model, "revision": "main",
                             "max_new_tokens": None, "options": {},
-                            "engine_options": {"max_model_len": a.limits.request}}
+                            "engine_options": {"max_model_len": a.limits.request,
+                                               "tokenizer": a.paper_tokenizer}}
                    for a in registry.AGENTS.builtin()},
     })
     return p

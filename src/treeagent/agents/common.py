@@ -132,7 +132,9 @@ class Agent:
     render shared ones and other agents'); ``run(ctx)``: the workflow, a generator
     program returning the raw final reply; ``thinking``: the checkpoint's chat-template
     thinking; ``paper_model``: the public checkpoint the paper evaluates (C.1), None for
-    an agent outside the paper (no ``paper`` preset). Its cost model, if any, is
+    an agent outside the paper (no ``paper`` preset), with ``paper_tokenizer``, the
+    tokenizer that checkpoint ships (its base model's: a :mod:`treeagent.tokens` name).
+    Its cost model, if any, is
     registered in :mod:`treeagent.plan` (``@plan.cost_model_of(name)``)."""
 
     name: str
@@ -142,6 +144,7 @@ class Agent:
     run: Callable[[Any], Program]
     thinking: Thinking = Thinking()
     paper_model: str | None = None
+    paper_tokenizer: str | None = None
 
 
 @dataclass

@@ -33,6 +33,9 @@ def resolve_tokenizer(engine: Engine, tokenizer: Tokenizer | str | None = None) 
         return tokenizer
     if isinstance(tokenizer, str):
         return tokens.load(tokenizer)
+    named = getattr(engine, "tokenizer_name", None)  # the engine's ``tokenizer`` option
+    if isinstance(named, str) and named:
+        return tokens.load(named)
     from treeagent.llm.models import ModelError, tokenizer_dir
 
     source = getattr(engine, "source", None)

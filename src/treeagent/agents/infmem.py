@@ -249,4 +249,4 @@ def run(ctx: Context) -> Program:
 
 AGENT = Agent(NAME, "InfMem", LIMITS, TEMPLATES, run,
               thinking=Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
-              paper_model="InfMem-4B")
+              paper_model="ucmp137538/infmem-4B", paper_tokenizer="qwen3")

@@ -62,4 +62,5 @@ def run(ctx: Context) -> Program:
 
 AGENT = Agent(NAME, "MemAgent", LIMITS, TEMPLATES, run,
               thinking=Thinking(),  # Qwen2.5 base: no thinking switch
-              paper_model="BytedTsinghua-SIA/RL-MemoryAgent-7B")
+              paper_model="BytedTsinghua-SIA/RL-MemoryAgent-7B",
+              paper_tokenizer="qwen2.5")

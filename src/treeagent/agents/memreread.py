@@ -115,4 +115,4 @@ def run(ctx: Context) -> Program:
 
 AGENT = Agent(NAME, "MemReread", LIMITS, TEMPLATES, run,
               thinking=Thinking(False),  # upstream: enable_thinking False on every call
-              paper_model="MemReread-4B")
+              paper_model="iiiiGray/MemReread-4B", paper_tokenizer="qwen3")

@@ -145,4 +145,4 @@ def run(ctx: Context) -> Program:
 
 AGENT = Agent(NAME, "ReMemR1", LIMITS, TEMPLATES, run,
               thinking=Thinking(),  # Qwen2.5 base
-              paper_model="ReMemR1-7B")
+              paper_model="yrshi/ReMemR1-7B", paper_tokenizer="qwen2.5")

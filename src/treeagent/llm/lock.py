@@ -217,11 +217,12 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, LockEntry]:
     return out
 
 
-def locked_entry(params: Params, agent: str, path: str | os.PathLike[str] | None = None
-                 ) -> LockEntry | None:
+def locked_entry(params: Params, agent: str, path: str | os.PathLike[str] | None = None,
+                 *, strict: bool = True) -> LockEntry | None:
     """``agent``'s entry in the lock (``$TREEAGENT_MODELS_LOCK``, else ``models.lock``),
-    None when there is no lock file or no entry for it; LockError when the entry is for
-    another model than params name (a stale lock: run ``treeagent models lock``)."""
+    None when there is no lock file or no entry for it. An entry for another model than
+    params name (a stale lock: run ``treeagent models lock``) raises LockError, or is
+    None when not ``strict`` (planning, before the models stage has run)."""
     path = Path(path or os.environ.get(LOCK_ENV) or LOCK_FILE)
     if not path.is_file():
         return None
@@ -230,6 +231,8 @@ def locked_entry(params: Params, agent: str, path: str | os.PathLike[str] | None
         return None
     spec = str(params[f"agents.{agent}.model"])
     if entry.model != spec:
+        if not strict:
+            return None
         raise LockError(f"{path}: {agent} is locked for model {entry.model!r}, params name "
                         f"{spec!r}: run treeagent models lock")
     return entry

@@ -151,7 +151,7 @@ class OpenAIEngine:
         self.in_flight = dict.fromkeys(self.base_urls, 0)
         self.sent = dict.fromkeys(self.base_urls, 0)  # attempts per server
         self._turn = 0
-        self._tokenizer_name = tokenizer
+        self._tokenizer_name = self.tokenizer_name = tokenizer
         self._tokenizer: Any = None
         if http_client not in TRANSPORTS:
             raise ValueError(f"http_client must be one of {', '.join(TRANSPORTS)}")

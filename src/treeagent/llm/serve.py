@@ -192,7 +192,7 @@ def plan(params: Params, *, launch: Launch | None = None,
         weights = served_weights(source)
         pinned = str(params[f"agents.{agent}.revision"])
         revision = None if pinned == "auto" else pinned
-        entry = locked_entry(params, agent)  # models.lock: the commit the label resolved to
+        entry = locked_entry(params, agent, strict=False)  # models.lock: the commit the label resolved to
         if entry is not None and entry.source == "hub":
             revision = entry.revision
         extra = _extra_args(options.get("extra_args", ()), _SET_BY_SERVE)
@@ -233,7 +233,7 @@ def served_revision(params: Params, agent: str) -> str:
     ``agents.<a>.revision``, else the content hash of local weights, else
     ``unversioned`` (as the ``openai`` engine records a hub name it cannot see). An
     entry of ``models.lock`` comes first (:mod:`treeagent.llm.lock`)."""
-    entry = locked_entry(params, agent)
+    entry = locked_entry(params, agent, strict=False)
     if entry is not None and entry.source != "local":
         return entry.cache_revision
     pinned = str(params[f"agents.{agent}.revision"])

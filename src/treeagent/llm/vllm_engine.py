@@ -121,6 +121,7 @@ class VLLMEngine:
         self.extra_args = list(extra_args)
         self.kv_cache_gb = kv_cache_gb
         self.openai_options = {"http_client": "httptools", **openai_options}
+        self.tokenizer_name = openai_options.get("tokenizer")  # counts as the served model
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.log_path: Path | None = None
