@@ -230,12 +230,12 @@ def _versus_serial(params, raw: Path, out: Path, runner: str, workers: int) -> i
     serial = time.time() - t0
     t1 = time.time()
     cells.build_sharded(params, raw, out / "sharded",
-                        partial(map_on_runner, runner=spec, name="build-cell"))
+                        partial(map_on_runner, runner=spec, name="build-cell"), workers=workers)
     sharded = time.time() - t1
     a, b = _digests(out / "serial"), _digests(out / "sharded")
     same = a == b
-    n = len(params.formats) * len(params.lengths)
-    print(f"serial {serial:.1f} s; sharded over {describe(spec)} ({n} cells) {sharded:.1f} s "
+    n = len(cells.cells(params, raw, workers))
+    print(f"serial {serial:.1f} s; sharded over {describe(spec)} ({n} tasks) {sharded:.1f} s "
           f"(cluster start included); ratio {sharded / serial:.2f}")
     print(f"files byte-identical: {same} ({len(a)} files)")
     for name in sorted(set(a) | set(b)):

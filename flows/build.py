@@ -45,13 +45,13 @@ def build_examples(kwargs: dict[str, Any], raw_dir: str, out_dir: str) -> dict[s
 
 
 @task(name="build-cell", retries=0, cache_policy=NO_CACHE,
-      task_run_name="build-{spec.fmt}-{spec.length}")
+      task_run_name="build-{spec.fmt}-{spec.lengths}")
 def build_cell(spec: Any) -> Any:
-    """Fill one (format, length) cell of the grid."""
+    """Fill one format's (format, length) cells of the grid at ``spec.lengths``."""
     from treeagent.bench.cells import build_cell as fill_cell
 
     result = fill_cell(spec)
-    get_run_logger().info("%s %d: %d candidates", spec.fmt, spec.length, len(result.rows))
+    get_run_logger().info("%s %s: %d candidates", spec.fmt, spec.lengths, len(result.rows))
     return result
 
 
@@ -76,7 +76,8 @@ def build_flow(params: str = _common.PARAMS, raw_dir: str = "raw",
 
     log = get_run_logger()
     log.info("build: one task per (format, length) cell on %s", describe(runner))
-    inv = build_sharded(BuildParams(**p.build_kwargs()), raw_dir, out_dir, _on_runner).inventory
+    inv = build_sharded(BuildParams(**p.build_kwargs()), raw_dir, out_dir, _on_runner,
+                        workers=runner["workers"]).inventory
     log.info("kept %s examples, rejected %s: %s", inv.get("examples"), inv.get("rejected"),
              json.dumps(inv.get("rejections", {}))[:400])
     return {k: inv.get(k) for k in ("examples", "rejected", "rejections")}

@@ -38,13 +38,14 @@ def _in_processes(fn, items):
         return list(pool.map(fn, items))
 
 
-@pytest.mark.parametrize("mapper", [_in_threads_backwards, _in_processes],
-                         ids=["threads-backwards", "processes"])
-def test_the_sharded_build_writes_the_serial_builds_files(grid, tmp_path, mapper) -> None:
+@pytest.mark.parametrize(("mapper", "workers"), [(_in_threads_backwards, 6), (_in_processes, 2)],
+                         ids=["a-task-per-cell-threads-backwards", "a-task-per-format-processes"])
+def test_the_sharded_build_writes_the_serial_builds_files(grid, tmp_path, mapper,
+                                                          workers) -> None:
     raw, params = grid
     units = {f: list(sources.units(f, raw_dir=raw)) for f in params.formats}
     serial = build.build(params, units, tmp_path / "serial")
-    cells.build_sharded(params, raw, tmp_path / "sharded", mapper)
+    cells.build_sharded(params, raw, tmp_path / "sharded", mapper, workers=workers)
     assert serial.inventory["examples"] >= 4 and serial.rejections  # kept and rejected rows
     assert len({r["format"] for r in serial.rejections}) >= 1
     want, got = _files(tmp_path / "serial"), _files(tmp_path / "sharded")
@@ -52,10 +53,15 @@ def test_the_sharded_build_writes_the_serial_builds_files(grid, tmp_path, mapper
     assert [n for n in want if want[n] != got[n]] == []
 
 
-def test_cells_are_format_major_and_cover_the_grid(grid) -> None:
+def test_tasks_are_format_major_and_give_every_worker_one(grid) -> None:
     raw, params = grid
-    specs = cells.cells(params, raw)
-    assert [(s.fmt, s.length) for s in specs] == [
-        ("json", 2048), ("json", 4096), ("yaml", 2048), ("yaml", 4096),
-        ("html", 2048), ("html", 4096)]
+    big = dataclasses.replace(params, lengths=(2048, 4096, 8192, 16384, 32768))
+    assert [(s.fmt, s.lengths) for s in cells.cells(params, raw, 1)] == [
+        ("json", (2048, 4096)), ("yaml", (2048, 4096)), ("html", (2048, 4096))]
+    assert [(s.fmt, s.lengths) for s in cells.cells(big, raw, 6)] == [
+        ("json", (2048, 8192, 32768)), ("json", (4096, 16384)),
+        ("yaml", (2048, 8192, 32768)), ("yaml", (4096, 16384)),
+        ("html", (2048, 8192, 32768)), ("html", (4096, 16384))]
+    assert len(cells.cells(params, raw, 64)) == 6  # at most one task per cell
+    specs = cells.cells(params, raw, 3)
     assert build.BuildParams(**specs[0].params) == params  # the params travel whole

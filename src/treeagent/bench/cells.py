@@ -11,8 +11,9 @@ task, question) order before the gate, which sees exactly the serial build's can
 
 A worker reads the format's units from ``raw/`` itself (only the cell's name travels),
 so workers on other hosts need the same ``raw/`` (a shared folder, or ``dvc pull raw``).
-It prepares a format's units and token pool once and keeps the last one for the next
-cell of that format.
+Reading and tokenizing a format's units costs more than filling most cells, so a task
+fills a *group* of one format's cells (:func:`cells`: as many groups per format as it
+takes to give every worker one) and a worker keeps the format it prepared last.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ order: :func:`treeagent.runners.map_on_runner` bound to a runner, or a plain loo
 
 @dataclass(frozen=True)
 class CellSpec:
-    """One (format, length) cell to fill (plain values: it travels to Dask workers)."""
+    """One format's cells at ``lengths`` to fill (plain values: it travels to workers)."""
 
     fmt: str
-    length: int
+    lengths: tuple[int, ...]
     params: dict[str, Any]  # BuildParams as a dict
     raw_dir: str
 
@@ -44,9 +45,9 @@ class CellSpec:
 @dataclass
 class CellResult:
     fmt: str
-    length: int
-    rows: list[dict[str, Any]]  # candidates with check_* columns, (family, task, j) order
-    short: dict[str, Any]  # fill statistics of the cell's length bucket
+    lengths: tuple[int, ...]
+    rows: list[dict[str, Any]]  # candidates with check_* columns, (family, length, task, j)
+    short: dict[str, dict[str, Any]]  # fill statistics per length bucket
     notes: dict[str, int]
     info: dict[str, Any]  # the format's units, distinct tokens, records
     units: dict[str, tuple[int, dict[str, Any]]]  # unit id -> (unit order, table row)
@@ -73,24 +74,27 @@ def _prepared(fmt: str, params: B.BuildParams, raw_dir: str
 
 
 def build_cell(spec: CellSpec) -> CellResult:
-    """Fill one (format, length) cell."""
+    """Fill the (format, length) cells of ``spec``."""
     from treeagent.bench.sources import records_from_text
 
     params = B.BuildParams(**spec.params)
     prep, counter = _prepared(spec.fmt, params, spec.raw_dir)
-    rows, short, notes = B.fill(prep, params, counter, records_from_text,
-                                lengths=(spec.length,))
+    rows, short, notes = B.fill(prep, params, counter, records_from_text, lengths=spec.lengths)
     needed = {u for r in rows for u in r["unit_ids"]}
     table = {row["unit_id"]: (prep.idx[row["unit_id"]], row) for row in prep.unit_rows(needed)}
-    return CellResult(spec.fmt, spec.length, rows, short[contexts.bucket_label(spec.length)],
-                      notes, prep.info(), table)
+    return CellResult(spec.fmt, spec.lengths, rows, short, notes, prep.info(), table)
 
 
-def cells(params: B.BuildParams, raw_dir: str | Path) -> list[CellSpec]:
-    """Every (format, length) cell of ``params``, format-major (a worker's next cell is
-    most often of the format it has prepared)."""
+def cells(params: B.BuildParams, raw_dir: str | Path, workers: int = 1) -> list[CellSpec]:
+    """The grid's (format, length) cells in tasks, format-major: each format's lengths
+    dealt round-robin into ``ceil(workers / formats)`` groups (at most one per length), so
+    ``workers`` workers all get a task and a format is read and tokenized by as few of
+    them as that allows."""
     kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in asdict(params).items()}
-    return [CellSpec(fmt, n, kw, str(raw_dir)) for fmt in params.formats for n in params.lengths]
+    n = len(params.lengths)
+    groups = max(1, min(n, -(-workers // max(1, len(params.formats)))))
+    return [CellSpec(fmt, tuple(params.lengths[g::groups]), kw, str(raw_dir))
+            for fmt in params.formats for g in range(groups)]
 
 
 def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
@@ -102,10 +106,11 @@ def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
 
 
 def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
-                  mapper: Mapper) -> B.BuildResult:
-    """:func:`treeagent.bench.build.build` with every (format, length) cell filled by
-    ``mapper``; the same files, byte for byte."""
-    specs = cells(params, raw_dir)
+                  mapper: Mapper, workers: int = 1) -> B.BuildResult:
+    """:func:`treeagent.bench.build.build` with the (format, length) cells filled by
+    ``mapper`` in tasks for ``workers`` workers (:func:`cells`); the same files, byte for
+    byte, whatever ``workers``."""
+    specs = cells(params, raw_dir, workers)
     results: list[CellResult] = mapper(build_cell, specs)
     out = Path(out)
     result = B.BuildResult()
@@ -116,11 +121,12 @@ def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
     where = {n: i for i, n in enumerate(params.lengths)}
     for fmt in params.formats:
         mine = [r for r in results if r.fmt == fmt]
-        mine.sort(key=lambda r: where[r.length])
         rows = [row for r in mine for row in r.rows]
         rows.sort(key=lambda row: (row["family"], where[row["length"]]))  # stable
+        short = {k: v for r in mine for k, v in r.short.items()}
         infos[fmt] = {**mine[0].info, "notes": _merge_notes(mine),
-                      "lengths": {contexts.bucket_label(r.length): r.short for r in mine}}
+                      "lengths": {contexts.bucket_label(n): short[contexts.bucket_label(n)]
+                                  for n in params.lengths}}
         ordered = [row for _, row in sorted(
             {u: v for r in mine for u, v in r.units.items()}.values(), key=lambda v: v[0])]
 

@@ -180,7 +180,8 @@ def run_build(args: argparse.Namespace) -> int:
 
             runner = {"name": args.runner, "address": args.address, "workers": args.workers}
             result = build_sharded(params, args.raw, Path(args.out),
-                                   partial(map_on_runner, runner=runner, name="build-cell"))
+                                   partial(map_on_runner, runner=runner, name="build-cell"),
+                                   workers=args.workers)
         else:
             result = build.build(params, units, Path(args.out), progress=progress)
     inv = result.inventory
