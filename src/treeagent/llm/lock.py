@@ -90,6 +90,8 @@ Prober = Callable[[str, str, Mapping[str, Any]], "tuple[str, str]"]
 def hub_commit(repo_id: str, revision: str) -> str | None:
     """The commit ``revision`` of ``repo_id`` points at now, or None when the hub cannot
     be reached (offline, ``HF_HUB_OFFLINE``, ``huggingface_hub`` not installed)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return None
     try:
         from huggingface_hub import HfApi
     except ImportError:

@@ -158,9 +158,12 @@ def source_context_length(source: ModelSource) -> int | None:
 
 
 def _file_sha256(path: Path) -> str:
-    """sha256 of a file, memoized by (path, size, mtime) in ``cache_root()/hashes.json``."""
+    """sha256 of a file, memoized by (path, inode, size, mtime, ctime) in
+    ``cache_root()/hashes.json``: weights rewritten in place keeping their size and
+    modification time (a time-preserving copy) still change the ctime, so are hashed."""
     st = path.stat()
-    fingerprint = f"{path.absolute()}|{st.st_size}|{st.st_mtime_ns}"
+    fingerprint = (f"{path.absolute()}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|"
+                   f"{st.st_ctime_ns}")
     memo_path = cache_root() / "hashes.json"
     with _HASH_LOCK:
         try:
