@@ -8,8 +8,10 @@ stages it runs) so that stage processes share one server instead of starting one
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +38,19 @@ def load_params(path: str | os.PathLike[str] = PARAMS) -> config.Params:
     try:
         return config.load(path)
     except config.ParamsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+@contextlib.contextmanager
+def artifact_errors() -> Iterator[None]:
+    """A stage input that cannot be read (a corrupt Parquet table or manifest) ends the
+    stage with one line naming it and exit 2, not a library traceback."""
+    from treeagent.bench.sources.raw import ArtifactError
+
+    try:
+        yield
+    except ArtifactError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
 

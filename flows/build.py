@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     p = _common.start(args.params)
     from treeagent.runners import from_params
 
-    build_flow.with_options(task_runner=from_params(p["runner"]))(args.params, args.raw,
-                                                                  args.out)
+    with _common.artifact_errors():
+        build_flow.with_options(task_runner=from_params(p["runner"]))(args.params, args.raw,
+                                                                      args.out)
 
 
 if __name__ == "__main__":

@@ -108,8 +108,12 @@ def main(argv: list[str] | None = None) -> None:
     except (ServeError, LockError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
-        args.agent, args.method, args.params)
+    with _common.artifact_errors():
+        from treeagent.agents.shards import example_ids
+
+        example_ids([f"validated/examples/{fmt}.parquet" for fmt in p["build.formats"]])
+        evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
+            args.agent, args.method, args.params)
 
 
 if __name__ == "__main__":

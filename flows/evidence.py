@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     _common.start(args.params)
     try:
-        evidence_flow(args.params, args.validated, args.out, args.validation)
+        with _common.artifact_errors():
+            evidence_flow(args.params, args.validated, args.out, args.validation)
     except gates.GateError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

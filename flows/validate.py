@@ -28,8 +28,9 @@ def run_gate(gate: str, params: str, raw_dir: str, validated_dir: str, out_dir: 
         suites = gates.raw_suites(raw_dir, p["acquire.formats"])
     elif gate == "examples":
         b = p["build"]
-        suites = examples_gate.suites(validated_dir, b["formats"], b["lengths"], b["tasks"],
-                                      b["tokenizers"], b["tolerance"])
+        suites = gates.guarded_suites(examples_gate.suites, validated_dir, b["formats"],
+                                      b["lengths"], b["tasks"], b["tokenizers"],
+                                      b["tolerance"])
     else:
         raise ValueError(f"unknown gate {gate!r} (raw | examples; scores runs in the report)")
     doc = gates.check(gate, suites, out_dir)

@@ -244,3 +244,19 @@ def test_a_shard_killed_midway_resumes_from_its_file_and_loses_no_call(
     assert [r["example_id"] for r in rows] == example_ids(specs[0].example_files)
     assert all(r["error"] is None and r["prediction"] is not None for r in rows)
     assert not part.exists()
+
+
+def test_a_corrupt_examples_table_stops_the_stage_with_one_line(tmp_path: Path) -> None:
+    validated = tmp_path / "validated" / "examples"
+    validated.mkdir(parents=True)
+    (validated / "json.parquet").write_bytes(b"PAR1 not really a table")
+    params = tmp_path / "params.yaml"
+    params.write_text((ROOT / "params.yaml").read_text())
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "flows" / "evaluate.py"), "--agent", "memagent",
+         "--method", "flat", "--params", str(params)],
+        cwd=tmp_path, env=_env(tmp_path), text=True, capture_output=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    errors = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1 and "validated/examples/json.parquet" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr

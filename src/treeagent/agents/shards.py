@@ -67,12 +67,13 @@ def positions(count: int, shard: int, shards: int) -> list[int]:
 
 
 def example_ids(files: Sequence[str | Path]) -> list[str]:
-    """Every example id of ``files`` in order (reads only the ``id`` column)."""
-    import pyarrow.parquet as pq
+    """Every example id of ``files`` in order (reads only the ``id`` column; a table that
+    cannot be read raises :class:`treeagent.bench.io.ArtifactError` naming it)."""
+    from treeagent.bench.io import read_table
 
     ids: list[str] = []
     for f in files:
-        ids += pq.read_table(f, columns=["id"]).column("id").to_pylist()
+        ids += read_table(f, columns=["id"]).column("id").to_pylist()
     return ids
 
 
