@@ -191,7 +191,8 @@ def _specs(validated: Path, tmp: Path, url: str, cache: Path, out: Path) -> list
     out.mkdir(parents=True, exist_ok=True)
     return [ShardSpec("memagent", "flat", k, 2, files, "openai",
                       {"model": "smollm2", "base_urls": [url], "max_retries": 0,
-                       "timeout": 60}, kwargs, str(out), progress=False)
+                       "timeout": 60, "revision": "loop-rev"},  # cached: a known revision
+                      kwargs, str(out), progress=False)
             for k in range(2)]
 
 
