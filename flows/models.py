@@ -15,6 +15,16 @@ import argparse
 import _common
 
 
+def models_flow(params: str = _common.PARAMS, allow_moving: bool = False) -> None:
+    """Write ``models.lock`` for ``params`` (the stage's body; ``flows/benchmark.py
+    --no-dvc`` calls it in process). SystemExit 2 after one ``error:`` line."""
+    from treeagent.cli_models import lock
+
+    status = lock(params, "models.lock", allow_moving=allow_moving)
+    if status:
+        raise SystemExit(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     from treeagent.cli_models import lock
 
