@@ -101,6 +101,12 @@ def test_vllm_engine_command_line_unchanged():
 
 # --------------------------------------------------------------------------- the engine
 
+def paper_params_pinned(agent: str, revision: str) -> config.Params:
+    data = config.preset("paper")
+    data["agents"][agent]["revision"] = revision
+    return config.validate(data)
+
+
 def test_served_engine_spec_reads_the_variable_and_keeps_ports_out_of_the_key():
     p = paper_params()
     assert serve.served_engine_spec(config.validate(config.preset("demo")), "memagent",
@@ -112,7 +118,9 @@ def test_served_engine_spec_reads_the_variable_and_keeps_ports_out_of_the_key():
     name, options = serve.served_engine_spec(p, "memagent", a)
     assert name == "openai"
     assert options["model"] == "BytedTsinghua-SIA/RL-MemoryAgent-7B"
-    assert options["revision"] == "main"
+    assert options["revision"] == "unversioned"  # main is a label: no cache hits
+    pinned = serve.served_engine_spec(paper_params_pinned("memagent", "a" * 40), "memagent", a)
+    assert pinned[1]["revision"] == "a" * 40
     assert options["concurrency"] == 512  # 256 per server x 2 replicas
     assert options["api_key_env"] == "TREEAGENT_VLLM_API_KEY"
     engines = [make_engine("openai", **serve.served_engine_spec(p, "memagent", env)[1])

@@ -231,15 +231,17 @@ def urls(servers: Sequence[Server]) -> dict[str, list[str]]:
 def served_revision(params: Params, agent: str) -> str:
     """The revision the calls to ``agent``'s servers are cached under: the pinned
     ``agents.<a>.revision``, else the content hash of local weights, else
-    ``unversioned`` (as the ``openai`` engine records a hub name it cannot see). An
-    entry of ``models.lock`` comes first (:mod:`treeagent.llm.lock`)."""
+    ``unversioned`` (as the ``openai`` engine records a hub name it cannot see; a hub
+    label such as ``main`` names no fixed weights). An entry of ``models.lock`` comes
+    first (:mod:`treeagent.llm.lock`)."""
     entry = locked_entry(params, agent, strict=False)
     if entry is not None and entry.source != "local":
         return entry.cache_revision
     pinned = str(params[f"agents.{agent}.revision"])
-    if pinned != "auto":
+    source = resolve_model(params[f"agents.{agent}.model"], pinned)
+    if pinned != "auto" and source.local:
         return pinned
-    return model_revision(resolve_model(params[f"agents.{agent}.model"]))
+    return model_revision(source)  # a hub name: its pinned commit; a label is unversioned
 
 
 def served_context_window(params: Params, agent: str) -> int:
