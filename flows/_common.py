@@ -46,7 +46,7 @@ def load_params(path: str | os.PathLike[str] = PARAMS) -> config.Params:
 def artifact_errors() -> Iterator[None]:
     """A stage input that cannot be read (a corrupt Parquet table or manifest) ends the
     stage with one line naming it and exit 2, not a library traceback."""
-    from treeagent.bench.sources.raw import ArtifactError
+    from treeagent.artifacts import ArtifactError
 
     try:
         yield

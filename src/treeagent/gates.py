@@ -63,7 +63,7 @@ def guarded_suites(build: Callable[..., list[Suite]], *args: Any, **kwargs: Any
     :func:`treeagent.bench.examples_gate.suites`), or, when an input artifact it reads
     cannot be read, one failing suite naming that file: the gate fails with one line,
     not a library traceback."""
-    from treeagent.bench.sources.raw import ArtifactError
+    from treeagent.artifacts import ArtifactError
 
     try:
         return build(*args, **kwargs)

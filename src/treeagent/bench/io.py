@@ -28,9 +28,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from treeagent.artifacts import ArtifactError
 from treeagent.bench.contexts import compose
 from treeagent.bench.model import Example
-from treeagent.bench.sources.raw import ArtifactError
 from treeagent.bench.validate import sha256
 
 __all__ = ["ArtifactError", "example_batches", "load_units", "materialize", "read_examples",

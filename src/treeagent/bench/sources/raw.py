@@ -13,19 +13,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from treeagent.artifacts import ArtifactError  # noqa: F401 (raised here and re-exported)
+
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine"
 _CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
-
-
-class ArtifactError(ValueError):
-    """A stage's input artifact (a Parquet table, a manifest) cannot be read: one line
-    naming it (``path``) and why. The CLI shows it (exit 2); a gate that meets it fails
-    (:func:`treeagent.gates.guarded_suites`)."""
-
-    def __init__(self, path: str | Path, why: str) -> None:
-        self.path, self.why = str(path), " ".join(str(why).split())
-        super().__init__(f"{self.path}: {self.why}")
 
 
 def sha256(data: bytes) -> str:
