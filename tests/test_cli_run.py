@@ -94,7 +94,7 @@ def test_unavailable_response_prints_an_empty_answer_and_fails(doc, monkeypatch,
     assert status == 1
     lines = out.splitlines()
     assert lines[0] == "" and COST.match(lines[1]).group(1) == "1"
-    assert err.startswith("error: no answer: memory call unavailable")
+    assert err.splitlines()[-1].startswith("error: no answer: memory call unavailable")
 
 
 @pytest.mark.parametrize(

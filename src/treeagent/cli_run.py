@@ -198,21 +198,6 @@ def _open_outputs(args: argparse.Namespace):
     return cache, trace
 
 
-def _observed(gen, on_response):
-    """The program ``gen`` unchanged, with ``on_response`` called on each reply."""
-    response = None
-    try:
-        while True:
-            try:
-                request = gen.send(response)
-            except StopIteration as stop:
-                return stop.value
-            response = yield request
-            on_response(response)
-    finally:
-        gen.close()
-
-
 class _TraceFile:
     """``--trace`` written as the run goes: one line per call, flushed (a killed run
     keeps what it did), then rewritten whole at the end with each call's reading step
@@ -251,30 +236,19 @@ class _TraceFile:
 
 
 def _run_with_progress(run_programs, programs, engine, cache, on_call=None):
-    """Run the program; on a terminal, one line on stderr updated after every model
-    call (calls, cache hits, tokens); nothing when stderr is piped or redirected.
-    Returns the program's outcome and the run's totals."""
-    name, gen = programs[0]
-    if sys.stderr.isatty():
-        seen = {"calls": 0, "cached": 0, "in": 0, "out": 0}
+    """Run the program with its progress on stderr (:mod:`treeagent.progress`: a bar on a
+    terminal, else a line at an interval and a final line with the total and the elapsed
+    time). Returns the program's outcome and the run's totals."""
+    from pathlib import PurePath
 
-        def show(response) -> None:
-            seen["calls"] += 1
-            seen["cached"] += bool(response.cached)
-            seen["in"] += response.input_tokens
-            seen["out"] += response.output_tokens
-            print(f"\r\x1b[2Kcall {seen['calls']} ({seen['cached']} cache hits), input "
-                  f"tokens {seen['in']}, output tokens {seen['out']}", end="",
-                  file=sys.stderr, flush=True)
+    from treeagent.llm.scheduler import Meter
 
-        gen = _observed(gen, show)
-    try:
-        outcomes = run_programs([(name, gen)], engine, cache=cache, concurrency=1,
-                                progress=False, keep_requests=True, on_call=on_call)
-        return outcomes[name], outcomes.totals
-    finally:
-        if sys.stderr.isatty():
-            print(file=sys.stderr)
+    name, _ = programs[0]
+    outcomes = run_programs(programs, engine, cache=cache, concurrency=1,
+                            progress=Meter(f"run {PurePath(name).name or name}",
+                                           total=len(programs)),
+                            keep_requests=True, on_call=on_call)
+    return outcomes[name], outcomes.totals
 
 
 def _note_capped(stats: dict | None) -> None:

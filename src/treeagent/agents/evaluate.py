@@ -168,15 +168,17 @@ def evaluate(
     progress: bool = False,
     trace: str | Path | None = None,
     run_id: str | None = None,
+    calls_total: int | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``agent`` in ``method`` mode on every example; rows in input order.
 
     ``cache`` is a :class:`treeagent.llm.CallCache` or a path (calls are journaled
     before use; a rerun reuses them). ``tokenizer`` defaults to the engine model's;
     ``context_window`` to :func:`model_context_window`. ``trace`` appends one JSON
-    line per call to that file.
+    line per call to that file. ``progress`` shows examples done of their count (when
+    ``examples`` has a length) and calls (of ``calls_total``, the plan's, where given).
     """
-    from treeagent.llm.scheduler import run_programs
+    from treeagent.llm.scheduler import Meter, run_programs
 
     tok = resolve_tokenizer(engine, tokenizer)
     window = context_window or model_context_window(engine)
@@ -191,8 +193,10 @@ def evaluate(
             seen.append(dataclasses.replace(ex, context=""))
             yield ex.id, gen
 
+    count = len(examples) if hasattr(examples, "__len__") else None  # type: ignore[arg-type]
+    meter = Meter(f"evaluate {agent}/{method}", "examples", count, calls_total)
     outcomes = run_programs(programs(), engine, cache=cache, concurrency=concurrency,
-                            progress=progress, run_id=run_id,
+                            progress=meter if progress else False, run_id=run_id,
                             keep_requests=trace is not None)
     rows = []
     sink = open(trace, "a", encoding="utf-8") if trace else None  # noqa: SIM115

@@ -102,6 +102,7 @@ def evaluate_shard(spec: ShardSpec) -> ShardResult:
     from treeagent.bench.io import read_examples
     from treeagent.llm import make_engine
     from treeagent.llm.cache import CallCache, shard_path
+    from treeagent.progress import planned_calls
 
     ids = example_ids(spec.example_files)
     mine = positions(len(ids), spec.shard, spec.shards)
@@ -128,7 +129,8 @@ def evaluate_shard(spec: ShardSpec) -> ShardResult:
     try:
         rows = evaluate(ordered, agent=spec.agent, method=spec.method, engine=engine,
                         cache=cache, trace=trace, run_id=run, progress=spec.progress,
-                        **kwargs)
+                        calls_total=planned_calls(spec.agent, spec.method, len(ordered))
+                        if spec.progress else None, **kwargs)
     finally:
         asyncio.run(engine.aclose())
         if cache is not None:

@@ -291,7 +291,7 @@ async def arun_programs(
     cache: CallCache | str | Path | None = None,
     concurrency: int = 64,
     max_batch: int | None = None,
-    progress: bool = True,
+    progress: bool | Meter = True,
     run_id: str | None = None,
     keep_requests: bool = False,
     on_call: Callable[[str, int, CallTrace], None] | None = None,
@@ -303,7 +303,9 @@ async def arun_programs(
     ``keep_requests`` keeps each call's request in its :class:`CallTrace` (for trace
     files; large runs leave it off and keep only hashes and counts). ``on_call`` sees
     every call as it is delivered. ``totals`` count the requests and retries the engine
-    sent during the run where it counts them (:func:`engine_stats`).
+    sent during the run where it counts them (:func:`engine_stats`). ``progress`` shows
+    programs done and calls (:mod:`treeagent.progress`); a :class:`Meter` names them and
+    gives their totals (the programs' default: ``len(programs)`` where it has one).
     """
     own_cache = isinstance(cache, str | Path)
     store = CallCache(cache) if own_cache else cache  # type: ignore[arg-type]
@@ -313,10 +315,12 @@ async def arun_programs(
     run.outcomes.run_id = run_id = run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     source = _programs(programs)
-    total = len(programs) if hasattr(programs, "__len__") else None  # type: ignore[arg-type]
+    meter = progress if isinstance(progress, Meter) else Meter()
+    if meter.total is None and hasattr(programs, "__len__"):
+        meter = dataclasses.replace(meter, total=len(programs))  # type: ignore[arg-type]
     writer = ThreadPoolExecutor(1, thread_name_prefix="treeagent-journal")
     loop = asyncio.get_running_loop()
-    bar = _Progress(total, progress)
+    bar = _Progress(meter, progress is not False)
     exhausted = False
     try:
         while True:
@@ -366,7 +370,7 @@ def run_programs(
     cache: CallCache | str | Path | None = None,
     concurrency: int = 64,
     max_batch: int | None = None,
-    progress: bool = True,
+    progress: bool | Meter = True,
     run_id: str | None = None,
     keep_requests: bool = False,
     on_call: Callable[[str, int, CallTrace], None] | None = None,
@@ -376,38 +380,34 @@ def run_programs(
                                      progress, run_id, keep_requests, on_call))
 
 
+@dataclass(frozen=True, slots=True)
+class Meter:
+    """How a run shows its progress: its ``label``, what a program is (``unit``), how many
+    there are (``total``) and how many calls are expected (``calls``; None: unknown)."""
+
+    label: str = "run"
+    unit: str = "programs"
+    total: int | None = None
+    calls: int | None = None
+
+
 class _Progress:
-    """A rich progress bar over programs, with call/token counts; a no-op if disabled."""
+    """Programs done of their total and calls (of the plan's expected calls where given),
+    through :class:`treeagent.progress.Progress` (a bar on a terminal, else log lines at
+    an interval); a no-op if disabled."""
 
-    def __init__(self, total: int | None, enabled: bool) -> None:
-        self._bar = None
-        self._last = 0.0
-        if not enabled:
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+    def __init__(self, meter: Meter, enabled: bool) -> None:
+        from treeagent.progress import Progress
 
-        self._bar = Progress(
-            TextColumn("programs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.fields[info]}"), transient=False,
-        )  # fmt: skip
-        self._bar.start()
-        self._task = self._bar.add_task("run", total=total, info="")
+        self._unit = meter.unit
+        self._bar = Progress(meter.label, {meter.unit: meter.total, "calls": meter.calls},
+                             enabled=enabled)
 
     def update(self, totals: Totals) -> None:
-        now = time.monotonic()
-        if self._bar is None or now - self._last < 0.1:
-            return
-        self._last = now
-        info = f"calls {totals.calls} ({totals.cached_calls} cached) in {totals.input_tokens} tok"
-        self._bar.update(self._task, completed=totals.programs, info=info)
+        self._bar.update(**{self._unit: totals.programs}, calls=totals.calls,
+                         info=f"{totals.cached_calls} cached, {totals.input_tokens} "
+                              f"input tokens")
 
     def close(self) -> None:
-        if self._bar is not None:
-            with contextlib.suppress(Exception):
-                self._bar.stop()
+        with contextlib.suppress(Exception):
+            self._bar.close()
