@@ -26,18 +26,14 @@ def build_examples(kwargs: dict[str, Any], raw_dir: str, out_dir: str) -> dict[s
     """Build and validate every format of ``build.formats``; returns the inventory."""
     from treeagent.bench.build import BuildParams, build
     from treeagent.bench.sources import units
+    from treeagent.progress import Progress
 
     log = get_run_logger()
     params = BuildParams(**kwargs)
     by_format = {fmt: units(fmt, raw_dir=raw_dir) for fmt in params.formats}
-    last: dict[str, int] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if total and (done == total or done - last.get(stage, 0) >= max(1, total // 10)):
-            last[stage] = done
-            log.info("%s: %d/%d", stage, done, total)
-
-    result = build(params, by_format, Path(out_dir), progress=progress)
+    need = params.per_cell * len(params.tasks) * len(params.lengths)
+    with Progress("build", dict.fromkeys(params.formats, need)) as bar:  # examples kept
+        result = build(params, by_format, Path(out_dir), progress=bar.count)
     inv = result.inventory
     log.info("kept %s examples, rejected %s: %s", inv.get("examples"), inv.get("rejected"),
              json.dumps(inv.get("rejections", {}))[:400])
@@ -56,8 +52,17 @@ def build_cell(spec: Any) -> Any:
 
 
 def _on_runner(fn: Any, specs: list[Any]) -> list[Any]:
-    """The cells as tasks of this flow on its task runner, results in cell order."""
-    return [f.result() for f in build_cell.map(specs)]
+    """The cells as tasks of this flow on its task runner, results in cell order; cell
+    tasks done of their number, with rate and ETA, in the flow's log."""
+    from prefect.futures import as_completed
+
+    from treeagent.progress import Progress
+
+    futures = build_cell.map(specs)
+    with Progress("build", {"cell tasks": len(futures)}) as bar:
+        for _ in as_completed(list(futures)):
+            bar.advance("cell tasks")
+    return [f.result() for f in futures]
 
 
 @flow(name="build", log_prints=True)

@@ -166,3 +166,25 @@ def test_no_tqdm_bar_reaches_a_piped_stderr_when_smollm2_loads():
                          timeout=300)
     assert got.returncode == 0, got.stderr[-2000:]
     assert "it/s]" not in got.stderr and "Loading weights" not in got.stderr, got.stderr
+
+
+def test_a_build_cell_task_logs_examples_done_of_its_cells_need(monkeypatch, capsys,
+                                                                tmp_path):
+    import dataclasses
+
+    from treeagent import config
+    from treeagent.bench import build, cells, sources, validate
+
+    params = build.BuildParams(**config.Params(config.preset("demo")).build_kwargs())
+    params = dataclasses.replace(params, formats=("json",), lengths=(4096,))
+    sources.acquire("sample", formats=params.formats, raw_dir=tmp_path, progress=False)
+    monkeypatch.setenv("TREEAGENT_PROGRESS_INTERVAL", "0.000001")
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    capsys.readouterr()
+    (spec,) = cells.cells(params, tmp_path, 1)
+    result = cells.build_cell(spec)
+    lines = capsys.readouterr().err.splitlines()
+    need = params.per_cell * len(params.tasks)
+    assert lines and all(re.match(rf"build json 4096: json \d+/{need} \(", x) for x in lines)
+    kept = sum(not any(r[f"check_{c}"] for c in validate.CHECKS) for r in result.rows)
+    assert f"json {kept}/{need} " in lines[-1] and "elapsed" in lines[-1]

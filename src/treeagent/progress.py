@@ -125,6 +125,7 @@ class Progress:
             self._start_bar()
 
     def _start_bar(self) -> None:
+        from rich.errors import LiveError
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -134,11 +135,14 @@ class Progress:
         )
         from rich.progress import Progress as Bar
 
-        self._bar = Bar(TextColumn("[bold]{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-                        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                        TextColumn("{task.fields[info]}"), transient=False)
-        self._bar.start()
+        bar = Bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                  TimeRemainingColumn(), TextColumn("{task.fields[info]}"), transient=False)
+        try:
+            bar.start()
+        except LiveError:  # another bar is live (steps in threads): log lines instead
+            return
+        self._bar = bar
         self._tasks = {name: self._bar.add_task(f"{self.label} {name}", total=total,
                                                 rate="", info="")
                        for name, total in self.totals.items()}
@@ -151,7 +155,7 @@ class Progress:
         el = self.elapsed()
         parts = [counter_text(n, self.done[n], self.totals[n], el) for n in self.totals]
         tail = f"; {self.info}" if self.info else ""
-        return f"{self.label}: {'; '.join(parts)}; elapsed {duration_text(el)}{tail}"
+        return f"{self.label}: {''.join(p + '; ' for p in parts)}elapsed {duration_text(el)}{tail}"
 
     def update(self, *, info: str | None = None, totals: Mapping[str, int | None] = (),
                **done: int) -> None:
@@ -171,6 +175,11 @@ class Progress:
 
     def advance(self, name: str, by: int = 1, info: str | None = None) -> None:
         self.update(info=info, **{name: self.done.get(name, 0) + by})
+
+    def count(self, name: str, done: int, total: int | None) -> None:
+        """Counter ``name`` at ``done`` of ``total``: the build's ``progress(fmt, done,
+        total)`` callback."""
+        self.update(totals={name: total}, **{name: done})
 
     def _show_bar(self) -> None:
         el = self.elapsed()

@@ -76,10 +76,15 @@ def _prepared(fmt: str, params: B.BuildParams, raw_dir: str
 def build_cell(spec: CellSpec) -> CellResult:
     """Fill the (format, length) cells of ``spec``."""
     from treeagent.bench.sources import records_from_text
+    from treeagent.progress import Progress
 
     params = B.BuildParams(**spec.params)
     prep, counter = _prepared(spec.fmt, params, spec.raw_dir)
-    rows, short, notes = B.fill(prep, params, counter, records_from_text, lengths=spec.lengths)
+    need = params.per_cell * len(params.tasks) * len(spec.lengths)
+    with Progress(f"build {spec.fmt} {'/'.join(map(str, spec.lengths))}",
+                  {spec.fmt: need}) as bar:
+        rows, short, notes = B.fill(prep, params, counter, records_from_text,
+                                    lengths=spec.lengths, progress=bar.count)
     needed = {u for r in rows for u in r["unit_ids"]}
     table = {row["unit_id"]: (prep.idx[row["unit_id"]], row) for row in prep.unit_rows(needed)}
     return CellResult(spec.fmt, spec.lengths, rows, short, notes, prep.info(), table)

@@ -142,10 +142,9 @@ def run_build(args: argparse.Namespace) -> int:
     mirror = args.mirror or (_default_mirror() if mode == "mirror" else None)
     if mode == "mirror" and (mirror is None or not Path(mirror).is_dir()):
         return _fail(f"--mirror: {mirror or '(none)'} is not a folder")
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from treeagent import tokens
     from treeagent.bench import build, sources
+    from treeagent.progress import Progress
 
     try:
         for name in params.tokenizers:
@@ -165,13 +164,9 @@ def run_build(args: argparse.Namespace) -> int:
         return _fail(f"--workers: {args.workers} is not a positive number")
     if args.address and args.runner != "dask":
         return _fail("--address needs --runner dask")
-    with Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), transient=False, disable=not sys.stderr.isatty()) as bar:
-        ids = {f: bar.add_task(f"build {f}", total=None) for f in params.formats}
-
-        def progress(fmt: str, done: int, total: int) -> None:
-            bar.update(ids[fmt], completed=done, total=total)
-
+    # examples kept per format of the grid's need; sharded, each cell task shows its own
+    need = params.per_cell * len(params.tasks) * len(params.lengths)
+    with Progress("build", dict.fromkeys(params.formats, need), enabled=not sharded) as bar:
         if sharded:
             from functools import partial
 
@@ -183,7 +178,7 @@ def run_build(args: argparse.Namespace) -> int:
                                    partial(map_on_runner, runner=runner, name="build-cell"),
                                    workers=args.workers)
         else:
-            result = build.build(params, units, Path(args.out), progress=progress)
+            result = build.build(params, units, Path(args.out), progress=bar.count)
     inv = result.inventory
     for line in build.quality_lines(inv):
         print(line)
