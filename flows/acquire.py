@@ -27,7 +27,8 @@ def acquire_format(fmt: str, kwargs: dict[str, Any], raw_dir: str) -> Any:
     names = kwargs["sources"]
     if names is not None:
         names = [s.name for s in sources_of(fmt) if s.name in names]
-    manifest = acquire(**{**kwargs, "formats": [fmt], "sources": names}, raw_dir=raw_dir)
+    manifest = acquire(**{**kwargs, "formats": [fmt], "sources": names}, raw_dir=raw_dir,
+                       progress=False)  # the flow counts sources done (_chosen)
     get_run_logger().info("%s: %s", fmt, _summary(manifest))
     return manifest
 
@@ -53,8 +54,24 @@ def acquire_flow(params: str = _common.PARAMS, raw_dir: str = "raw") -> list[Any
     if unknown:
         raise ValueError(f"acquire.sources: {', '.join(unknown)} not a source of "
                          f"{', '.join(kwargs['formats'])} (known: {', '.join(sorted(known))})")
-    futures = [acquire_format.submit(fmt, kwargs, raw_dir) for fmt in kwargs["formats"]]
+    from prefect.futures import as_completed
+
+    from treeagent.progress import Progress
+
+    futures = {acquire_format.submit(fmt, kwargs, raw_dir): fmt for fmt in kwargs["formats"]}
+    chosen = {fmt: _chosen(fmt, kwargs) for fmt in kwargs["formats"]}
+    with Progress("acquire", {"sources": sum(chosen.values())}) as bar:
+        for done in as_completed(list(futures)):
+            bar.advance("sources", chosen[futures[done]], info=f"{futures[done]} done")
     return [f.result() for f in futures]
+
+
+def _chosen(fmt: str, kwargs: dict[str, Any]) -> int:
+    """How many of ``fmt``'s sources an acquire with ``kwargs`` fetches."""
+    from treeagent.bench.sources import sources_of
+
+    return sum(1 for s in sources_of(fmt, kwargs["sources"])
+               if kwargs["mode"] == "sample" or not s.extra.get("sample_only"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -62,6 +62,7 @@ def _evidence(runs_dir: str) -> tuple[Any, Any]:
 def render(files: list[str], out: str, params: str, runs_dir: str = "runs",
            validated_dir: str = "validated") -> dict[str, Any]:
     """Tables, figures, metrics.json and the DuckDB views file."""
+    from treeagent.progress import Progress
     from treeagent.report import db, provenance, viewer
     from treeagent.report.blocks import SMALL_MODEL_NOTE
     from treeagent.report.render import build_report
@@ -73,19 +74,24 @@ def render(files: list[str], out: str, params: str, runs_dir: str = "runs",
                   if (Path(out) / "validation" / f"{g}.json").is_file()]
     small = any("smollm2" in str(a.get("model", "")).lower()
                 for a in (p.data["agents"][x] for x in p.agents))
-    pages = viewer.write_from_pipeline(p, runs_dir, validated_dir, Path(out) / "examples",
-                                       scores, ev_records)
-    metrics = build_report(scores, out, dataset=p["report.dataset"], evidence=ev,
-                           evidence_records=ev_records,
-                           provenance=provenance.collect(p, scores, ev),
-                           validation=validation, seed=int(p["seed"]),
-                           note=SMALL_MODEL_NOTE if small else None,
-                           grid=[(f, t, int(n)) for f in p["build.formats"]
-                                 for t in p["build.tasks"] for n in p["build.lengths"]],
-                           viewer=pages)
-    views = db.discover(".")
-    views["scores"] = files
-    db.write_database(Path(out) / "treeagent.duckdb", views)
+    with Progress("report", {"steps": 3}) as bar:  # viewer, tables and figures, DuckDB
+        bar.update(steps=0, info="per-example viewer")
+        pages = viewer.write_from_pipeline(p, runs_dir, validated_dir, Path(out) / "examples",
+                                           scores, ev_records)
+        bar.update(steps=1, info="tables and figures")
+        metrics = build_report(scores, out, dataset=p["report.dataset"], evidence=ev,
+                               evidence_records=ev_records,
+                               provenance=provenance.collect(p, scores, ev),
+                               validation=validation, seed=int(p["seed"]),
+                               note=SMALL_MODEL_NOTE if small else None,
+                               grid=[(f, t, int(n)) for f in p["build.formats"]
+                                     for t in p["build.tasks"] for n in p["build.lengths"]],
+                               viewer=pages)
+        bar.update(steps=2, info="DuckDB views")
+        views = db.discover(".")
+        views["scores"] = files
+        db.write_database(Path(out) / "treeagent.duckdb", views)
+        bar.update(steps=3, info="")
     get_run_logger().info("wrote %s/report.md, index.html, figures/, metrics.json "
                           "(agent mean: %s)", out, metrics.get("agent_mean"))
     return metrics

@@ -17,14 +17,26 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 
+SCORE_CHUNK = 2000
+"""Rows scored between progress updates."""
+
+
 @task(name="score", cache_policy=NO_CACHE, task_run_name="score-{run_dir}")
 def score_run(run_dir: str) -> dict[str, float | int]:
     """Score one run folder's predictions; returns rows and mean score."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from treeagent.progress import Progress
     from treeagent.report.schema import score_rows, write_scores
 
-    table = score_rows(pq.read_table(Path(run_dir) / "predictions.parquet"))
+    rows = pq.read_table(Path(run_dir) / "predictions.parquet")
+    parts = []
+    with Progress(f"score {run_dir}", {"rows": rows.num_rows}) as bar:
+        for start in range(0, rows.num_rows, SCORE_CHUNK):
+            parts.append(score_rows(rows.slice(start, SCORE_CHUNK)))
+            bar.advance("rows", parts[-1].num_rows)
+    table = pa.concat_tables(parts) if parts else score_rows(rows)
     write_scores(table, Path(run_dir) / "scores.parquet")
     scores = table.column("score").to_pylist()
     result = {"rows": len(scores), "mean": sum(scores) / len(scores) if scores else 0.0}

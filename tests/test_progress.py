@@ -56,12 +56,15 @@ def test_log_lines_at_the_interval_carry_done_total_rate_and_eta():
     bar.update(examples=5)
     assert len(sink.lines) == 2 and "examples 5/10 (5.00/min, ETA 1:00)" in sink.lines[1]
     clock.now += 3600
-    bar.update(examples=10, calls=40)
+    bar.update(examples=10, calls=40)  # a line: the interval has passed
+    clock.now += 5
+    bar.update(calls=42)  # no line: 5 s after the last one
     bar.close()
     bar.close()  # idempotent: one final line
     assert len(sink.lines) == 4
     assert sink.lines[-1].startswith("evaluate a/b: examples 10/10 (") and "ETA 0:00" in (
-        sink.lines[-1]) and "elapsed 1:01:00" in sink.lines[-1]
+        sink.lines[-1]) and "calls 42 " in sink.lines[-1] and "elapsed 1:01:05" in (
+        sink.lines[-1])
 
 
 def test_slow_rates_read_per_minute_and_unknown_eta_is_a_question_mark():
@@ -75,6 +78,17 @@ def test_slow_rates_read_per_minute_and_unknown_eta_is_a_question_mark():
     clock.now += 58
     bar.update(cells=1)
     assert "cells 1/4 (1.00/min, ETA 3:00)" in sink.lines[-1]
+
+
+def test_the_final_line_is_not_a_repeat_of_the_last_one():
+    clock = Clock()
+    logger, sink = _logger()
+    bar = Progress("score", {"rows": 2}, terminal=False, interval=1, clock=clock,
+                   logger=logger)
+    clock.now += 1
+    bar.update(rows=2)
+    bar.close()
+    assert sink.lines == ["score: rows 2/2 (2.00/s, ETA 0:00); elapsed 0:01"]
 
 
 def test_disabled_progress_says_nothing():
@@ -188,3 +202,39 @@ def test_a_build_cell_task_logs_examples_done_of_its_cells_need(monkeypatch, cap
     assert lines and all(re.match(rf"build json 4096: json \d+/{need} \(", x) for x in lines)
     kept = sum(not any(r[f"check_{c}"] for c in validate.CHECKS) for r in result.rows)
     assert f"json {kept}/{need} " in lines[-1] and "elapsed" in lines[-1]
+
+
+def test_the_score_stage_logs_rows_done_of_total_in_prefects_log(tmp_path):
+    """flows/score.py in a child process (stdout and stderr pipes): the progress lines go
+    through Prefect's run logger, so they carry the task run's name."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from helpers import CharTokenizer
+    from test_agents_double import ScriptedEngine
+    from test_agents_evaluate import _example, _script
+    from treeagent.agents.evaluate import evaluate
+
+    root = Path(__file__).resolve().parent.parent
+    run = tmp_path / "runs" / "memagent" / "flat"
+    run.mkdir(parents=True)
+    rows = evaluate([_example(i) for i in (0, 2, 3)], agent="memagent", method="flat",
+                    engine=ScriptedEngine(_script), base_budget=14,
+                    tokenizer=CharTokenizer())
+    pq.write_table(pa.Table.from_pylist(rows), run / "predictions.parquet")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update({"PREFECT_HOME": str(tmp_path / ".prefect"), "DO_NOT_TRACK": "1",
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "TREEAGENT_PROGRESS_INTERVAL": "1000"})
+    got = subprocess.run([sys.executable, str(root / "flows" / "score.py"), "--agent",
+                          "memagent", "--method", "flat", "--runs", str(tmp_path / "runs")],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    logs = got.stdout + got.stderr
+    lines = [x for x in logs.splitlines() if "rows 3/3 (" in x]
+    assert len(lines) == 1 and "score-" in lines[0] and "elapsed" in lines[0], logs[-3000:]

@@ -119,6 +119,7 @@ class Progress:
         self._start = self._last = clock()
         self._interval = interval if interval is not None else interval_from_env()
         self._closed = False
+        self._said: tuple[Any, ...] = ()  # the counters of the last line logged
         self._bar: Any = None
         self._logger = logger
         if enabled and (on_terminal() if terminal is None else terminal):
@@ -194,10 +195,12 @@ class Progress:
 
     def _emit(self) -> None:
         self._last = self._clock()
+        self._said = (dict(self.done), dict(self.totals), self.info)
         (self._logger or run_logger()).info("%s", self.line())
 
     def close(self) -> None:
-        """The final line (log) or the bar's last frame (terminal); idempotent."""
+        """The final line (log; unless the last line said the same counts) or the bar's
+        last frame (terminal); idempotent."""
         if not self.enabled or self._closed:
             return
         self._closed = True
@@ -206,7 +209,7 @@ class Progress:
                 self._show_bar()
             finally:
                 self._bar.stop()
-        else:
+        elif self._said != (self.done, self.totals, self.info):  # not said just now
             self._emit()
 
     def __enter__(self) -> Progress:
