@@ -174,9 +174,12 @@ def run_build(args: argparse.Namespace) -> int:
             from treeagent.runners import map_on_runner
 
             runner = {"name": args.runner, "address": args.address, "workers": args.workers}
-            result = build_sharded(params, args.raw, Path(args.out),
-                                   partial(map_on_runner, runner=runner, name="build-cell"),
-                                   workers=args.workers)
+            try:  # a worker reads the sources: what it cannot read ends in one line
+                result = build_sharded(params, args.raw, Path(args.out),
+                                       partial(map_on_runner, runner=runner, name="build-cell"),
+                                       workers=args.workers)
+            except (ValueError, OSError) as exc:
+                return _fail(str(exc))
         else:
             result = build.build(params, units, Path(args.out), progress=bar.count)
     inv = result.inventory
