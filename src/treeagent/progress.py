@@ -24,6 +24,8 @@ from typing import Any
 
 INTERVAL_ENV = "TREEAGENT_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 30.0
+BAR_REFRESH = 0.1
+"""Seconds between updates of a terminal bar (rich redraws it on its own clock)."""
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +172,9 @@ class Progress:
         if info is not None:
             self.info = info
         if self._bar is not None:
-            self._show_bar()
+            if self._clock() - self._last >= BAR_REFRESH:
+                self._last = self._clock()
+                self._show_bar()
         elif self._clock() - self._last >= self._interval:
             self._emit()
 
