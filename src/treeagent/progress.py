@@ -93,14 +93,35 @@ def duration_text(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def eta_text(done: int, total: int | None, rate: float) -> str:
+    """Time left at ``rate``: ``0:40``; ``?`` before the first unit or without a total."""
+    if total is None:
+        return "?"
+    if done >= total:
+        return "0:00"
+    return duration_text((total - done) / rate) if rate > 0 else "?"
+
+
 def counter_text(name: str, done: int, total: int | None, elapsed: float) -> str:
     """``calls 40/120 (2.00/s, ETA 0:40)``; without a total ``calls 40 (2.00/s)``."""
     rate = done / elapsed if elapsed > 0 else 0.0
     if total is None:
         return f"{name} {done} ({rate_text(rate)})"
-    eta = duration_text((total - done) / rate) if rate > 0 and done < total else (
-        "0:00" if done >= total else "?")
-    return f"{name} {done}/{total} ({rate_text(rate)}, ETA {eta})"
+    return f"{name} {done}/{total} ({rate_text(rate)}, ETA {eta_text(done, total, rate)})"
+
+
+_CONSOLE: Any = None
+
+
+def _stderr_console() -> Any:
+    """One rich console on stderr for every bar (stdout is the command's output; a second
+    bar live at once on it is refused, and that step logs lines instead)."""
+    global _CONSOLE
+    if _CONSOLE is None:
+        from rich.console import Console
+
+        _CONSOLE = Console(stderr=True)
+    return _CONSOLE
 
 
 class Progress:
@@ -134,20 +155,21 @@ class Progress:
             MofNCompleteColumn,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
         from rich.progress import Progress as Bar
 
         bar = Bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                  TimeRemainingColumn(), TextColumn("{task.fields[info]}"), transient=False)
+                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                  TextColumn("ETA {task.fields[eta]}"), TextColumn("{task.fields[info]}"),
+                  transient=False,
+                  console=_stderr_console())
         try:
             bar.start()
         except LiveError:  # another bar is live (steps in threads): log lines instead
             return
         self._bar = bar
         self._tasks = {name: self._bar.add_task(f"{self.label} {name}", total=total,
-                                                rate="", info="")
+                                                rate="", eta="?", info="")
                        for name, total in self.totals.items()}
 
     def elapsed(self) -> float:
@@ -191,11 +213,11 @@ class Progress:
         for name, total in self.totals.items():
             if name not in self._tasks:
                 self._tasks[name] = self._bar.add_task(f"{self.label} {name}", total=total,
-                                                       rate="", info="")
+                                                       rate="", eta="?", info="")
             rate = self.done[name] / el if el > 0 else 0.0
             self._bar.update(self._tasks[name], completed=self.done[name], total=total,
-                             rate=rate_text(rate), info=self.info if name == next(
-                                 iter(self.totals)) else "")
+                             rate=rate_text(rate), eta=eta_text(self.done[name], total, rate),
+                             info=self.info if name == next(iter(self.totals)) else "")
 
     def _emit(self) -> None:
         self._last = self._clock()
