@@ -238,3 +238,18 @@ def test_the_score_stage_logs_rows_done_of_total_in_prefects_log(tmp_path):
     logs = got.stdout + got.stderr
     lines = [x for x in logs.splitlines() if "rows 3/3 (" in x]
     assert len(lines) == 1 and "score-" in lines[0] and "elapsed" in lines[0], logs[-3000:]
+
+
+def test_a_line_comes_at_the_interval_while_nothing_finishes():
+    """The real clock: one update, then none; the beat logs the counts again."""
+    import time
+
+    logger, sink = _logger()
+    bar = Progress("evaluate a/b", {"examples": 4}, terminal=False, interval=0.1,
+                   logger=logger)
+    bar.update(examples=1)
+    deadline = time.monotonic() + 10
+    while len(sink.lines) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    bar.close()
+    assert len(sink.lines) >= 2 and all("examples 1/4 (" in x for x in sink.lines[:2])

@@ -1,11 +1,11 @@
 """Progress of a long step (acquire, build, evaluate, score, report, ``treeagent run``):
 done/total, rate and ETA for one or more counters.
 
-On a terminal a rich bar (one row per counter); otherwise one log line every
-``TREEAGENT_PROGRESS_INTERVAL`` seconds (default 30) and one at the end, through
-:mod:`logging`: Prefect's run logger inside a flow or task run (so the lines reach
-Prefect's logs, also from a Dask worker), else the ``treeagent.progress`` logger, which
-prints to stderr.
+On a terminal a rich bar (one row per counter) on stderr; otherwise one log line every
+``TREEAGENT_PROGRESS_INTERVAL`` seconds (default 30; also while nothing finishes) and one
+at the end, through :mod:`logging`: Prefect's run logger inside a flow or task run (so
+the lines reach Prefect's logs, also from a Dask worker), else the ``treeagent.progress``
+logger, which prints to stderr.
 
     with Progress("evaluate memagent/flat", {"examples": 40, "calls": 480}) as bar:
         bar.update(examples=3, calls=41, info="12 cached")
@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,6 +27,8 @@ INTERVAL_ENV = "TREEAGENT_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 30.0
 BAR_REFRESH = 0.1
 """Seconds between updates of a terminal bar (rich redraws it on its own clock)."""
+MIN_BEAT = 0.05
+"""Shortest wait of the thread that logs a line when no update comes for an interval."""
 
 log = logging.getLogger(__name__)
 
@@ -145,8 +148,14 @@ class Progress:
         self._said: tuple[Any, ...] = ()  # the counters of the last line logged
         self._bar: Any = None
         self._logger = logger
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
         if enabled and (on_terminal() if terminal is None else terminal):
             self._start_bar()
+        if enabled and self._bar is None and clock is time.monotonic:
+            self._logger = logger or run_logger()  # the caller's (run) logger, for the beat
+            threading.Thread(target=self._beat, name="treeagent-progress",
+                             daemon=True).start()
 
     def _start_bar(self) -> None:
         from rich.errors import LiveError
@@ -187,18 +196,26 @@ class Progress:
         """Set counters to ``done`` values (and ``totals`` where they became known)."""
         if not self.enabled or self._closed:
             return
-        for name, total in dict(totals).items():
-            self.totals[name] = total
-            self.done.setdefault(name, 0)
-        self.done.update(done)
-        if info is not None:
-            self.info = info
-        if self._bar is not None:
-            if self._clock() - self._last >= BAR_REFRESH:
-                self._last = self._clock()
-                self._show_bar()
-        elif self._clock() - self._last >= self._interval:
-            self._emit()
+        with self._lock:
+            for name, total in dict(totals).items():
+                self.totals[name] = total
+                self.done.setdefault(name, 0)
+            self.done.update(done)
+            if info is not None:
+                self.info = info
+            if self._bar is not None:
+                if self._clock() - self._last >= BAR_REFRESH:
+                    self._last = self._clock()
+                    self._show_bar()
+            elif self._clock() - self._last >= self._interval:
+                self._emit()
+
+    def _beat(self) -> None:
+        """A line every interval also while nothing finishes (a long batch of calls)."""
+        while not self._stop.wait(max(MIN_BEAT, self._interval - (self._clock() - self._last))):
+            with self._lock:
+                if not self._closed and self._clock() - self._last >= self._interval:
+                    self._emit()
 
     def advance(self, name: str, by: int = 1, info: str | None = None) -> None:
         self.update(info=info, **{name: self.done.get(name, 0) + by})
@@ -229,14 +246,16 @@ class Progress:
         last frame (terminal); idempotent."""
         if not self.enabled or self._closed:
             return
-        self._closed = True
-        if self._bar is not None:
-            try:
-                self._show_bar()
-            finally:
-                self._bar.stop()
-        elif self._said != (self.done, self.totals, self.info):  # not said just now
-            self._emit()
+        self._stop.set()
+        with self._lock:
+            self._closed = True
+            if self._bar is not None:
+                try:
+                    self._show_bar()
+                finally:
+                    self._bar.stop()
+            elif self._said != (self.done, self.totals, self.info):  # not said just now
+                self._emit()
 
     def __enter__(self) -> Progress:
         return self
