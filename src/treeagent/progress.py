@@ -117,8 +117,8 @@ _CONSOLE: Any = None
 
 
 def _stderr_console() -> Any:
-    """One rich console on stderr for every bar (stdout is the command's output; a second
-    bar live at once on it is refused, and that step logs lines instead)."""
+    """One rich console on stderr for every bar (stdout is the command's output); bars
+    live at once (steps in threads) share it."""
     global _CONSOLE
     if _CONSOLE is None:
         from rich.console import Console
@@ -174,7 +174,7 @@ class Progress:
                   console=_stderr_console())
         try:
             bar.start()
-        except LiveError:  # another bar is live (steps in threads): log lines instead
+        except LiveError:  # a rich that refuses a second live display: log lines instead
             return
         self._bar = bar
         self._tasks = {name: self._bar.add_task(f"{self.label} {name}", total=total,
