@@ -48,7 +48,7 @@ from treeagent.llm.models import (
     resolve_model,
     source_context_length,
 )
-from treeagent.llm.vllm_engine import DEFAULT_VLLM_BIN, launcher, serve_command
+from treeagent.llm.vllm_engine import DEFAULT_VLLM_BIN, launcher, serve_command, stop_groups
 
 if TYPE_CHECKING:
     from treeagent.config import Params
@@ -382,27 +382,7 @@ class ServerSet:
         processes, self.processes = self.processes, {}
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
-        for proc in processes.values():
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + self.grace
-        for proc in processes.values():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(max(0.0, deadline - time.monotonic()))
-        for proc in processes.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # stray workers of the group, if any
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(5)
-        deadline = time.monotonic() + 10
-        for proc in processes.values():
-            while time.monotonic() < deadline:  # until every member of the group is reaped
-                try:
-                    os.killpg(proc.pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.05)
+        stop_groups(list(processes.values()), self.grace)
 
     @property
     def running(self) -> list[Server]:

@@ -86,6 +86,33 @@ def serve_command(
     return cmd + list(extra_args)
 
 
+def stop_groups(processes: Sequence[subprocess.Popen], grace: float) -> None:
+    """SIGTERM each process's group, wait up to ``grace`` s in all, SIGKILL what is left
+    (stray workers of a group too), and return once no member of any group remains (or
+    after 10 s more)."""
+    for proc in processes:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(max(0.0, deadline - time.monotonic()))
+    for proc in processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(5)
+    deadline = time.monotonic() + 10
+    for proc in processes:
+        while time.monotonic() < deadline:  # until every member of the group is reaped
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+
+
 class VLLMEngine:
     """An :class:`~treeagent.llm.base.Engine` that supervises one ``vllm serve`` process."""
 
@@ -199,24 +226,7 @@ class VLLMEngine:
             return
         with contextlib.suppress(Exception):
             atexit.unregister(self.close)
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                pass
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # stray workers of the group, if any
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:  # until every member of the group is reaped
-            try:
-                os.killpg(proc.pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.1)
+        stop_groups([proc], grace)
 
     @property
     def running(self) -> bool:
