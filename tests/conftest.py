@@ -3,9 +3,9 @@
 ``make test`` runs ``pytest -n auto --dist loadgroup``: each test file is one group (its
 tests run in order on one worker and share its module fixtures, as under ``--dist
 loadfile``), except that all files driving Chromium form one group (one browser at a
-time). A worker's math libraries get its share of the cores (``OMP_NUM_THREADS``, read by
-torch in the worker and in the processes it starts), so two workers on two cores do not
-spin against each other. SmolLM2 is loaded once per worker process
+time), and the longest files start first. A worker's math libraries get its share of the
+cores (``OMP_NUM_THREADS``, read by torch in the worker and in the processes it starts),
+so two workers on two cores do not spin against each other. SmolLM2 is loaded once per worker process
 (``treeagent.llm.models.load_model`` keeps it; the converted weights are saved once on
 disk for every later process).
 """
@@ -26,6 +26,11 @@ from helpers import SOURCES  # noqa: E402
 from treeagent import tokens  # noqa: E402
 
 _CHROMIUM_MARKS = ("chromium_cdp", "chromium()")
+# The longest files (minutes each on 2 cores: real pipelines, SmolLM2 end to end, every
+# mirror file), started first so that no worker is left with one of them at the end.
+_SLOW_FIRST = ("test_pipeline.py", "test_bench_sources.py", "test_pipeline_rerun.py",
+               "test_agents_smollm2.py", "test_evaluate_shards.py", "test_html_format.py",
+               "test_serve_cli.py", "test_llm_resume.py", "test_plan.py")
 
 
 def _group(path: Path, seen: dict[Path, str]) -> str:
@@ -42,6 +47,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(_group(item.path, seen)))
+    rank = {name: i for i, name in enumerate(_SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept
 
 
 @pytest.fixture(scope="session")
