@@ -173,9 +173,9 @@ def _shape(tree) -> list[tuple]:
     return [(n.kind, n.start, n.end, n.label, n.step, n.atomic) for n in tree.nodes]
 
 
-def _outcome(text: str, mode: str) -> tuple:
+def _outcome(text: str, mode: str, dynamic: str = "reject") -> tuple:
     try:
-        tree = js.parse(text, crosscheck=mode)
+        tree = js.parse(text, crosscheck=mode, dynamic=dynamic)
     except ParseError as exc:
         return ("error", exc.message, exc.line, exc.col)
     return ("tree", _shape(tree))
@@ -191,10 +191,14 @@ _EDGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("text", _EDGE_CASES)
-def test_twin_and_mixed_parse_alike(text):
+@pytest.mark.parametrize("dynamic", ["reject", "atomic"])
+@pytest.mark.parametrize("text", _EDGE_CASES + [
+    "const f = {a: x + 1, b: [...y], c() { return 1; }, d: `t${z}`, e: {[k]: 1, n: 2}};",
+    "module.exports = {rules: {x: require('a'), y: 'b'}, list: [f(1), 2,]};",
+])
+def test_twin_and_mixed_parse_alike(text, dynamic):
     """Same tree, or the same error at the same place, in both modes."""
-    assert _outcome(text, "twin") == _outcome(text, "mixed")
+    assert _outcome(text, "twin", dynamic) == _outcome(text, "mixed", dynamic)
 
 
 def test_twin_and_mixed_agree_on_the_shipped_samples():
