@@ -250,7 +250,9 @@ def test_js_unit_texts_parse_alone_even_with_several_declarators():
     cands = list(file_candidates(text, lambda *a: None))
     assert [c.text for c in cands] == ["const a = [{id: 'one'}, {id: 'two'}]",
                                        "{k: {v: 1}, l: {v: 2}}"]
-    for c in cands:
-        parse(c.text, "javascript")
-    with pytest.raises(ParseError):
-        parse("b = {k: 1};", "javascript")
+    from treeagent.formats import javascript
+
+    for c in cands:  # each unit is a static initializer on its own
+        javascript.parse(c.text)
+    with pytest.raises(ParseError):  # a bare assignment is none (whole files still section)
+        javascript.parse("b = {k: 1};")
