@@ -34,6 +34,9 @@ def default_remote(project: str | Path) -> tuple[str, str] | None:
     name = named.stdout.strip()
     if named.returncode or not name:
         return None
+    url = dvc("config", f"remote.{name}.url")  # the local config wins, as DVC reads it
+    if url.returncode == 0 and url.stdout.strip():
+        return name, url.stdout.strip()
     for line in dvc("remote", "list").stdout.splitlines():
         parts = line.split()
         if parts and parts[0] == name:
