@@ -29,7 +29,7 @@ sections: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks flows
-	$(BIN)/pytest -m "not vllm" -n auto --dist loadgroup
+	$(BIN)/pytest -m "not vllm" -n auto --dist loadfile
 
 # vLLM (CPU build here, GPU build where a GPU is) in its own environment .venv-vllm
 vllm-env: $(STAMP)

@@ -1,11 +1,12 @@
 """Shared fixtures, and the test suite's layout over pytest-xdist workers.
 
-``make test`` runs ``pytest -n auto --dist loadgroup``: each test file is one group (its
-tests run in order on one worker and share its module fixtures, as under ``--dist
-loadfile``), except that all files driving Chromium form one group (one browser at a
-time), and the longest files start first. A worker's math libraries get its share of the
-cores (``OMP_NUM_THREADS``, read by torch in the worker and in the processes it starts),
-so two workers on two cores do not spin against each other. SmolLM2 is loaded once per worker process
+``make test`` runs ``pytest -n auto --dist loadfile``: each test file runs in order on one
+worker and shares its module fixtures, and the longest files start first. (``--dist
+loadgroup`` with ``xdist_group`` marks did not keep a file together with the pytest and
+pytest-xdist releases this project resolves to: a file's tests went to both workers.) A
+worker's math libraries get its share of the cores (``OMP_NUM_THREADS``, read by torch in
+the worker and in the processes it starts), so two workers on two cores do not spin
+against each other. SmolLM2 is loaded once per worker process
 (``treeagent.llm.models.load_model`` keeps it; the converted weights are saved once on
 disk for every later process).
 """
@@ -25,7 +26,6 @@ if _WORKERS and "OMP_NUM_THREADS" not in os.environ:  # before anything imports 
 from helpers import SOURCES  # noqa: E402
 from treeagent import tokens  # noqa: E402
 
-_CHROMIUM_MARKS = ("chromium_cdp", "chromium()")
 # The longest files (minutes each on 2 cores: real pipelines, SmolLM2 end to end, every
 # mirror file), started first so that no worker is left with one of them at the end.
 _SLOW_FIRST = ("test_pipeline.py", "test_bench_sources.py", "test_pipeline_rerun.py",
@@ -33,20 +33,7 @@ _SLOW_FIRST = ("test_pipeline.py", "test_bench_sources.py", "test_pipeline_rerun
                "test_serve_cli.py", "test_llm_resume.py", "test_plan.py")
 
 
-def _group(path: Path, seen: dict[Path, str]) -> str:
-    """The xdist group of a test file: ``chromium`` for files that start the browser,
-    else the file itself."""
-    if path not in seen:
-        source = path.read_text(encoding="utf-8", errors="replace")
-        seen[path] = "chromium" if any(m in source for m in _CHROMIUM_MARKS) else path.name
-    return seen[path]
-
-
 def pytest_collection_modifyitems(config, items):
-    seen: dict[Path, str] = {}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_group(item.path, seen)))
     rank = {name: i for i, name in enumerate(_SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept
 
