@@ -7,7 +7,10 @@ process until stopped. ``bump`` pins a new model revision for one agent in param
 repro`` reruns exactly that agent's evaluate/score stages and the report. Every run ends
 with ``dvc push`` to the project's default DVC remote, so other hosts and clones ``dvc
 pull`` its outputs (``--no-push``: keep them here); with no remote configured, ``serve``
-says so at start and each run says it pushed nothing.
+says so at start and each run says it pushed nothing. ``bump`` and ``emit`` with no
+Prefect server to send to (``PREFECT_API_URL`` unset, or nothing answers there) exit 1
+with one line, params.yaml unchanged. prefect.yaml declares the same deployment for a
+``prefect worker`` that outlives any terminal (docs/pipeline.md).
 
     prefect server start --host 127.0.0.1 --port 4200            # terminal 1
     export PREFECT_API_URL=http://127.0.0.1:4200/api
@@ -19,7 +22,6 @@ says so at start and each run says it pushed nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,28 @@ def serve(project: str, cron: str | None, limit: int | None = None,
                          print_starting_message=True)
 
 
+class NoServer(RuntimeError):
+    """No Prefect server answers where ``model.updated`` would be sent."""
+
+
+def reachable_api() -> str:
+    """The Prefect API URL events go to (``PREFECT_API_URL`` or the active profile's);
+    raises :class:`NoServer` when none is set or nothing answers there."""
+    import httpx
+    from prefect.settings import get_current_settings
+
+    url = get_current_settings().api.url
+    if not url:
+        raise NoServer(f"PREFECT_API_URL is not set: no Prefect server to send {EVENT} to "
+                       "(start one with `prefect server start`, export its /api URL)")
+    try:
+        httpx.get(f"{url.rstrip('/')}/health", timeout=10)
+    except httpx.TransportError as exc:
+        raise NoServer(f"no Prefect server answers at PREFECT_API_URL={url} "
+                       f"({type(exc).__name__}): {EVENT} not sent") from None
+    return url
+
+
 def emit(agent: str, payload: dict[str, Any]) -> str | None:
     """Emit ``model.updated`` for ``agent``; returns the event id (None if not sent)."""
     from prefect.events import emit_event
@@ -81,6 +105,8 @@ def bump(agent: str, revision: str, params: str, model: str | None = None,
     """Set ``agents.<agent>.revision`` (and ``.model``) in ``params``, then emit the event."""
     from treeagent import config
 
+    if send:
+        reachable_api()  # before params.yaml changes: no pin that no run picks up
     before = config.load(params)["agents"][agent]
     changes: dict[str, Any] = {f"agents.{agent}.revision": revision}
     if model:
@@ -89,11 +115,7 @@ def bump(agent: str, revision: str, params: str, model: str | None = None,
     payload = {"agent": agent, "model": after["model"], "revision": str(after["revision"]),
                "previous_model": before["model"], "previous_revision": str(before["revision"])}
     if send:
-        if not os.environ.get("PREFECT_API_URL"):
-            print("warning: PREFECT_API_URL is not set: no server to send model.updated to",
-                  file=sys.stderr)
-        else:
-            payload["event_id"] = emit(agent, payload)
+        payload["event_id"] = emit(agent, payload)
     return payload
 
 
@@ -125,11 +147,15 @@ def main(argv: list[str] | None = None) -> int:
             print(bump(args.agent, args.revision, args.params, args.model, args.send))
         else:
             spec = config.load(args.params)["agents"][args.agent]
+            reachable_api()
             print(emit(args.agent, {"agent": args.agent, "model": spec["model"],
                                     "revision": str(spec["revision"])}))
     except (config.ParamsError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except NoServer as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
