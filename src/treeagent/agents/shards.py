@@ -143,7 +143,7 @@ def merge_shards(results: Sequence[ShardResult], specs: Sequence[ShardSpec]
     """The rows of every shard in the unsharded order; the shards' cache files merged
     into the main cache and their traces concatenated (shard order) into
     ``trace.jsonl``. Raises when a position is missing or twice."""
-    from treeagent.llm.cache import CallCache, shard_path
+    from treeagent.llm.cache import CallCache, shard_folder
 
     placed: dict[int, dict[str, Any]] = {}
     for res in results:
@@ -156,9 +156,9 @@ def merge_shards(results: Sequence[ShardResult], specs: Sequence[ShardSpec]
     spec = specs[0]
     main = spec.kwargs.get("cache")
     if main:  # every shard file of this run, also those a run with other shards left
-        folder = shard_path(main, f"{spec.agent}/{spec.method}", 0, 1).parent
         with CallCache(main) as cache:
-            for part in sorted(folder.glob("*-of-*.sqlite")):
+            for part in sorted(shard_folder(main, f"{spec.agent}/{spec.method}")
+                               .glob("*-of-*.sqlite")):
                 cache.merge(part)
     out = Path(spec.out_dir)
     if spec.trace:

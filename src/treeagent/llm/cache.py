@@ -178,30 +178,16 @@ class CallCache:
         return conn
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
-        """Cached answers for those of ``keys`` that have one (``cached=True``)."""
+        """Cached answers for those of ``keys`` that have one (``cached=True``): this
+        file's, then the main cache's beneath it for the keys still missing."""
         found: dict[str, Response] = {}
         unique = list(dict.fromkeys(keys))
         with self._read_lock:
             for i in range(0, len(unique), 500):
                 part = unique[i : i + 500]
-                marks = ",".join("?" * len(part))
-                rows = self._reader.execute(
-                    "SELECT key, text, tool_calls, input_tokens, output_tokens, latency "
-                    f"FROM responses WHERE key IN ({marks})",
-                    part,
-                ).fetchall()
-                for key, text, tools, n_in, n_out, latency in rows:
-                    found[key] = Response(text, n_in, n_out, latency, None, True, json.loads(tools))
+                found.update(_answers(self._reader, part))
                 if self._base is not None and len(found) < len(unique):
-                    rest = [k for k in part if k not in found]
-                    rows = self._base.execute(
-                        "SELECT key, text, tool_calls, input_tokens, output_tokens, latency "
-                        f"FROM responses WHERE key IN ({','.join('?' * len(rest))})",
-                        rest,
-                    ).fetchall()
-                    for key, text, tools, n_in, n_out, latency in rows:
-                        found[key] = Response(text, n_in, n_out, latency, None, True,
-                                              json.loads(tools))
+                    found.update(_answers(self._base, [k for k in part if k not in found]))
         return found
 
     def get(self, key: str) -> Response | None:
@@ -319,9 +305,26 @@ class CallCache:
         self.close()
 
 
+def _answers(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Response]:
+    """The answers ``conn``'s ``responses`` table holds for ``keys`` (at most 500)."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        "SELECT key, text, tool_calls, input_tokens, output_tokens, latency "
+        f"FROM responses WHERE key IN ({','.join('?' * len(keys))})", list(keys)).fetchall()
+    return {key: Response(text, n_in, n_out, latency, None, True, json.loads(tools))
+            for key, text, tools, n_in, n_out, latency in rows}
+
+
+def shard_folder(cache: str | Path, run: str) -> Path:
+    """The folder of ``run``'s shard files beside the main cache ``cache``:
+    ``<cache stem>.shards/<run>/``."""
+    cache = Path(cache)
+    return cache.parent / f"{cache.stem}.shards" / run
+
+
 def shard_path(cache: str | Path, run: str, shard: int, shards: int) -> Path:
     """The cache file of one shard of ``run`` beside the main cache ``cache``:
     ``<cache stem>.shards/<run>/<shard>-of-<shards>.sqlite`` (the same path on every
     rerun, so a killed shard resumes from its own file)."""
-    cache = Path(cache)
-    return cache.parent / f"{cache.stem}.shards" / run / f"{shard}-of-{shards}.sqlite"
+    return shard_folder(cache, run) / f"{shard}-of-{shards}.sqlite"
