@@ -80,10 +80,8 @@ def map_on_runner(fn: Callable[[Any], Any], items: Sequence[Any],
     @flow(name=name, task_runner=from_params(runner), log_prints=True)
     def mapped() -> list[Any]:
         futures = mapped_task.map(list(items))
-        states = [f.wait() or f.state for f in futures]
-        failed = [s for s in states if not s.is_completed()]
-        if failed:
-            failed[0].result()  # raises the task's exception
+        for f in futures:  # every task ends before the first failure is raised
+            f.wait()
         return [f.result() for f in futures]
 
     return mapped()
