@@ -1,7 +1,12 @@
-"""Shared test helpers: the real Qwen3 tokenizer and a character-level test double."""
+"""Shared test helpers: the source mirror, a character-level tokenizer test double, strict
+value equality, and stopping a process group a test started."""
 
 from __future__ import annotations
 
+import math
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -33,3 +38,31 @@ class CharTokenizer:
 
     def truncate(self, text: str, n: int) -> str:
         return text[:n]
+
+
+def same(a: object, b: object) -> bool:
+    """Strict equality: types (bool/int/float), zero signs, NaN == NaN, key order."""
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and list(a) == list(b)
+                and all(same(a[k], b[k]) for k in a))
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        if math.isnan(a):
+            return math.isnan(b)
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    return a == b
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the process group of ``proc`` (started with ``start_new_session``), SIGKILL
+    it after 20 s, and reap ``proc``."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

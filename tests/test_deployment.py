@@ -7,7 +7,6 @@ one line and leaves params.yaml as it was."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from helpers import stop_group
 from treeagent import config
 
 httpx = pytest.importorskip("httpx")
@@ -40,16 +40,6 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
                 "DO_NOT_TRACK": "1", "PREFECT_UI_ENABLED": "false",
                 "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", **extra})
     return env
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def _wait(predicate: Callable[[], Any], timeout: float, what: str,
@@ -181,5 +171,5 @@ def test_deployment_runs_on_a_worker_when_a_model_is_bumped(tmp_path: Path) -> N
         assert (project / "dvc.lock").exists()
     finally:
         if worker is not None:
-            _stop(worker)
-        _stop(server)
+            stop_group(worker)
+        stop_group(server)

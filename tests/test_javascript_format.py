@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import same
 from treeagent import formats
 from treeagent.formats import javascript as js
 from treeagent.formats import js_crosscheck, js_values
@@ -23,22 +24,6 @@ from treeagent.tree import Node, ParseError, Tree, key_step
 
 def paths(tree: Tree) -> dict[str, Node]:
     return {tree.path(n): n for n in tree.nodes}
-
-
-def same(a: object, b: object) -> bool:
-    """Strict equality: types (bool/int/float), zero signs, NaN == NaN, key order."""
-    if isinstance(a, dict):
-        return (isinstance(b, dict) and list(a) == list(b)
-                and all(same(a[k], b[k]) for k in a))
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        if math.isnan(a):
-            return math.isnan(b)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return a == b
 
 
 # ---------------------------------------------------------------- hand-checked trees

@@ -5,7 +5,6 @@ parse must reject and accept exactly what the ``mixed`` cross-check does."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import json5
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import same
 from treeagent import formats
 from treeagent.formats import javascript as js
 from treeagent.formats import js_values
@@ -20,22 +20,6 @@ from treeagent.formats.js_crosscheck import _join_surrogates, _json_twin
 from treeagent.tree import ParseError
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "bench"
-
-
-def same(a: object, b: object) -> bool:
-    """Strict equality: types (bool/int/float), zero signs, NaN == NaN, key order."""
-    if isinstance(a, dict):
-        return (isinstance(b, dict) and list(a) == list(b)
-                and all(same(a[k], b[k]) for k in a))
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        if math.isnan(a):
-            return math.isnan(b)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return a == b
 
 
 def joined(v: object) -> object:

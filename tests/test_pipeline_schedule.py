@@ -5,7 +5,6 @@ emits the event; the trigger creates a flow run of the deployment with the reaso
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import stop_group
 from treeagent import config
 
 httpx = pytest.importorskip("httpx")
@@ -28,16 +28,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None,
@@ -77,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         _wait(healthy, 240, "prefect server start", proc, log)
         yield api, {**env, "PREFECT_API_URL": api}
     finally:
-        _stop(proc)
+        stop_group(proc)
 
 
 def _post(api: str, path: str, body: dict) -> list[dict]:
@@ -127,4 +117,4 @@ def test_model_updated_event_triggers_a_run(server: tuple[str, dict[str, str]],
         assert run["parameters"]["push"] is True  # every scheduled run ends with dvc push
         assert "no DVC remote configured" in log.read_text()  # said once, at serve time
     finally:
-        _stop(serve)
+        stop_group(serve)
