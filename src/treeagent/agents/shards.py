@@ -43,9 +43,12 @@ class ShardSpec:
     engine_options: dict[str, Any]
     kwargs: dict[str, Any]  # evaluate() keyword arguments (cache: the main cache path)
     out_dir: str
-    run_id: str = ""
-    trace: bool = True
     progress: bool = True
+
+    @property
+    def run(self) -> str:
+        """The run's name: its journal rows and its shard files' folder."""
+        return f"{self.agent}/{self.method}"
 
 
 @dataclass
@@ -114,21 +117,18 @@ def evaluate_shard(spec: ShardSpec) -> ShardResult:
     ordered = [by_id[ids[i]] for i in mine]
     kwargs = dict(spec.kwargs)
     main = kwargs.pop("cache", None)
-    run = spec.run_id or f"{spec.agent}/{spec.method}"
     cache = None
     if main:
-        path = shard_path(main, f"{spec.agent}/{spec.method}", spec.shard, spec.shards)
-        cache = CallCache(path, run_id=run, base=main)
-    trace = None
-    if spec.trace:
-        trace = shard_trace(spec.out_dir, spec.shard, spec.shards)
-        trace.parent.mkdir(parents=True, exist_ok=True)
-        trace.unlink(missing_ok=True)
+        cache = CallCache(shard_path(main, spec.run, spec.shard, spec.shards),
+                          run_id=spec.run, base=main)
+    trace = shard_trace(spec.out_dir, spec.shard, spec.shards)
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    trace.unlink(missing_ok=True)
     engine = make_engine(spec.engine, **shard_options(spec.engine_options, spec.shard,
                                                       spec.shards))
     try:
         rows = evaluate(ordered, agent=spec.agent, method=spec.method, engine=engine,
-                        cache=cache, trace=trace, run_id=run, progress=spec.progress,
+                        cache=cache, trace=trace, run_id=spec.run, progress=spec.progress,
                         calls_total=planned_calls(spec.agent, spec.method, len(ordered))
                         if spec.progress else None, **kwargs)
     finally:
@@ -157,16 +157,14 @@ def merge_shards(results: Sequence[ShardResult], specs: Sequence[ShardSpec]
     main = spec.kwargs.get("cache")
     if main:  # every shard file of this run, also those a run with other shards left
         with CallCache(main) as cache:
-            for part in sorted(shard_folder(main, f"{spec.agent}/{spec.method}")
-                               .glob("*-of-*.sqlite")):
+            for part in sorted(shard_folder(main, spec.run).glob("*-of-*.sqlite")):
                 cache.merge(part)
     out = Path(spec.out_dir)
-    if spec.trace:
-        with open(out / "trace.jsonl", "w", encoding="utf-8") as sink:
-            for s in sorted(specs, key=lambda s: s.shard):
-                part = shard_trace(out, s.shard, s.shards)
-                if part.exists():
-                    with open(part, encoding="utf-8") as src:
-                        shutil.copyfileobj(src, sink)
-        shutil.rmtree(out / SHARD_TRACES, ignore_errors=True)
+    with open(out / "trace.jsonl", "w", encoding="utf-8") as sink:
+        for s in sorted(specs, key=lambda s: s.shard):
+            part = shard_trace(out, s.shard, s.shards)
+            if part.exists():
+                with open(part, encoding="utf-8") as src:
+                    shutil.copyfileobj(src, sink)
+    shutil.rmtree(out / SHARD_TRACES, ignore_errors=True)
     return [placed[i] for i in range(len(placed))]
