@@ -43,6 +43,21 @@ def load_params(path: str | os.PathLike[str] = PARAMS) -> config.Params:
 
 
 @contextlib.contextmanager
+def environ(name: str, value: str) -> Iterator[None]:
+    """``$name`` set to ``value`` in this process, and so in every stage it starts, for
+    the duration; afterwards its previous value (or its absence) is back, also on failure."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
+@contextlib.contextmanager
 def artifact_errors() -> Iterator[None]:
     """A stage input that cannot be read (a corrupt Parquet table or manifest) ends the
     stage with one line naming it and exit 2, not a library traceback."""

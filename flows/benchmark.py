@@ -150,15 +150,8 @@ def _source_state(project: str) -> Iterator[str]:
     from treeagent.report import provenance
 
     state = provenance.source_state(project)
-    before = os.environ.get(provenance.STATE_ENV)
-    os.environ[provenance.STATE_ENV] = state
-    try:
+    with _common.environ(provenance.STATE_ENV, state):
         yield state
-    finally:
-        if before is None:
-            os.environ.pop(provenance.STATE_ENV, None)
-        else:
-            os.environ[provenance.STATE_ENV] = before
 
 
 def _served(project: str) -> contextlib.AbstractContextManager[Any]:

@@ -19,7 +19,6 @@ import argparse
 import contextlib
 import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -65,16 +64,11 @@ def serving(params_path: str, start_timeout: float = 1800.0) -> Iterator[dict[st
     undone, also on failure, Ctrl-C and SIGTERM."""
     with vllm_servers.sigterm_as_interrupt():
         servers = start_servers(params_path, start_timeout)
-        before = os.environ.get(vllm_servers.SERVERS_ENV)
         try:
             table = vllm_servers.urls(servers.servers)
-            os.environ[vllm_servers.SERVERS_ENV] = json.dumps(table)
-            yield table
+            with _common.environ(vllm_servers.SERVERS_ENV, json.dumps(table)):
+                yield table
         finally:
-            if before is None:
-                os.environ.pop(vllm_servers.SERVERS_ENV, None)
-            else:
-                os.environ[vllm_servers.SERVERS_ENV] = before
             try:
                 stop_servers(servers)
             finally:
