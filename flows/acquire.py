@@ -1,6 +1,6 @@
 """Prefect flow ``acquire`` (DVC stage ``acquire``): source payloads into ``raw/``.
 
-Thin over :func:`treeagent.bench.sources.acquire` (issue 4): ``live`` APIs / git at the
+Thin over :func:`treeagent.bench.sources.acquire`: ``live`` APIs / git at the
 pinned commits, a local ``mirror`` folder, or the ``sample`` the package ships, per
 ``acquire.*`` in params.yaml. One task per format, run concurrently, retried on failure
 (live APIs and git fetches fail transiently).

@@ -1,7 +1,7 @@
 """Prefect flow ``build`` (DVC stage ``build``): validated examples from ``raw/``.
 
 Thin over :func:`treeagent.bench.build.build` over the parser units of
-:func:`treeagent.bench.sources.units` (issue 4): records -> eight tasks ->
+:func:`treeagent.bench.sources.units`: records -> eight tasks ->
 contexts at the length buckets under the construction tokenizers -> validation; writes
 ``validated/examples/<format>.parquet`` and ``validated/inventory.json`` (counts and
 rejections by reason). Deterministic for fixed params (seed 42, PYTHONHASHSEED=0).

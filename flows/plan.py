@@ -1,5 +1,5 @@
 """Prefect flow ``plan`` (DVC stage ``plan``): what the configured evaluation will cost,
-before any call (issue 21; :mod:`treeagent.plan`).
+before any call (:mod:`treeagent.plan`).
 
 Reads the built grid (``validated/``) and the parameters; writes ``reports/plan.json``
 (a DVC metric: sections, calls, input/output token bounds per agent x method x format

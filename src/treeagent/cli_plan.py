@@ -1,4 +1,4 @@
-"""``treeagent plan``: what the configured evaluation will cost, before any call (issue 21).
+"""``treeagent plan``: what the configured evaluation will cost, before any call.
 
 Prints a table per agent x method x format x length (sections, calls, input and output
 tokens, GPU-hours), then the wall clock under the pipeline's sharding

@@ -1,4 +1,4 @@
-"""``treeagent run FILE --question Q``: answer one question with a memory agent (issue 3).
+"""``treeagent run FILE --question Q``: answer one question with a memory agent.
 
 Prints the final answer (extracted as the scorer does, C.4) and one cost line: model
 calls (requests sent, retries, cache hits), input tokens, output tokens, seconds. A

@@ -1,4 +1,4 @@
-"""``treeagent sections FILE``: print a document's TreeAgent sections (issue 2)."""
+"""``treeagent sections FILE``: print a document's TreeAgent sections."""
 
 from __future__ import annotations
 

@@ -194,14 +194,14 @@ class Params:
         return list(self.data["evaluate"]["methods"])
 
     def acquire_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``treeagent.bench.sources.acquire`` (issue 4 contract)."""
+        """Keyword arguments of ``treeagent.bench.sources.acquire``."""
         a = self.data["acquire"]
         return {"mode": a["mode"], "formats": list(a["formats"]), "sources": a["sources"],
                 "mirror_dir": a["mirror_dir"], "js_repos": dict(a["js_repos"]) or None,
                 "limit": a["limit"]}
 
     def build_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``treeagent.bench.build.BuildParams`` (issue 4)."""
+        """Keyword arguments of ``treeagent.bench.build.BuildParams``."""
         b = self.data["build"]
         return {"formats": tuple(b["formats"]), "lengths": tuple(b["lengths"]),
                 "tasks": tuple(b["tasks"]), "per_cell": b["per_cell"],

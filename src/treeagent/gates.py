@@ -1,4 +1,4 @@
-"""Great Expectations gates between pipeline stages (DESIGN "The pipeline").
+"""Great Expectations gates between pipeline stages.
 
 Four gates, each a set of GX expectation suites (:class:`Suite`) run over pandas
 DataFrames by :func:`check`:

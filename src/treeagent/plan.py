@@ -1,4 +1,4 @@
-"""What an evaluation will cost, before any call (issue 21): ``treeagent plan``.
+"""What an evaluation will cost, before any call: ``treeagent plan``.
 
 From a built grid (``validated/examples/<format>.parquet``) and the parameters, per
 agent x method x format x length:

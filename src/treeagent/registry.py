@@ -1,4 +1,4 @@
-"""The named things of treeagent, each declared once and collected here (issue 19).
+"""The named things of treeagent, each declared once and collected here.
 
 Five registries: :data:`FORMATS` (input formats), :data:`AGENTS` (memory agents),
 :data:`ENGINES` (inference engines), :data:`METHODS` (the four reading modes) and

@@ -3,8 +3,7 @@
 Token counts come from one tokenization (``TokenIndex``): O(log n) per query. Where an
 estimate lies within ``SLACK`` tokens of the budget the exact count of the span alone
 is used instead, so every fit decision is the exact one; final sections are then
-re-tokenized exactly and any that still exceed B are repaired (DESIGN "Token
-accounting").
+re-tokenized exactly and any that still exceed B are repaired.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from treeagent.tree import Node, Tree
 SLACK = 8
 #: budgets from which SplitText places cuts by the estimates alone, SLACK tokens short of
 #: the budget (one exact count per piece at most instead of ~7: pieces stay within the
-#: budget and lose < 4% of it; issue 18 "cost linear in input size")
+#: budget and lose < 4% of it: the cost stays linear in the input size)
 FAST_SPLIT = 32 * SLACK
 _NATURAL = (re.compile(r"[.!?;:][\"')\]]*\s+"), re.compile(r"\n"), re.compile(r"[\s,]+"))
 _FILL = 0.75  # a natural boundary is taken when it keeps >= 75% of the fragment (A.1)
@@ -37,7 +36,7 @@ _ATTR_STEP = 160
 
 @dataclass(slots=True)
 class Section:
-    """One observation unit (DESIGN "A section"; Eq. 13 for ``path``).
+    """One observation unit (Eq. 13 for ``path``).
 
     ``kind`` is ``subtree`` (``node``), ``siblings`` (children ``first..last`` of
     ``node``, inclusive) or ``span`` (characters ``start..end`` of the leaf ``node``).

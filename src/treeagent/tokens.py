@@ -439,7 +439,7 @@ def _tiktoken_cache(name: str) -> Path:
 
 
 def _write_tiktoken_file(name: str, folder: Path) -> None:
-    """Place the shipped BPE file where tiktoken looks (sha1 of its URL, ENVIRONMENT.md)."""
+    """Place the shipped BPE file where tiktoken looks (named by the sha1 of its URL)."""
     target = folder / hashlib.sha1(_TIKTOKEN_URLS[name].encode()).hexdigest()
     if target.exists():
         return

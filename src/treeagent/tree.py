@@ -1,4 +1,4 @@
-"""The one tree model every format produces (paper Section 3.1, DESIGN "Data model").
+"""The one tree model every format produces (paper Section 3.1).
 
 A node's native serialization is always ``tree.text[node.start:node.end]``.
 """

@@ -1,4 +1,4 @@
-"""Memory agents over sectioned inputs (paper Sections 2-3, C.2-C.3; AGENTS.md).
+"""Memory agents over sectioned inputs (paper Sections 2-3, C.2-C.3; docs/fidelity.md).
 
     from treeagent.agents import program, evaluate
     gen = program("memagent", "treeagent", text, "json", question, tokenizer)

@@ -31,7 +31,7 @@ from treeagent.scoring import SINGLE_VALUE_TASKS, TASKS, UNORDERED_TASKS
 from treeagent.tokens import Tokenizer
 
 NO_MEMORY = "No previous memory"
-"""Initial memory m_0 of every workflow (AGENTS.md)."""
+"""Initial memory m_0 of every workflow (docs/fidelity.md)."""
 
 SEED = 42
 """Inference seed (C.3); decoding is greedy: temperature 0, top_p 1.0."""
@@ -70,7 +70,7 @@ THINK_END = "</think>"
 
 def strip_think(reply: str) -> str:
     """Memory after an update: the reply with ``<think>...</think>`` reasoning removed,
-    i.e. the text after the last ``</think>`` (AGENTS.md), stripped."""
+    i.e. the text after the last ``</think>`` (docs/fidelity.md), stripped."""
     return reply.rsplit(THINK_END, 1)[-1].strip()
 
 

@@ -64,7 +64,7 @@ def model_context_window(engine: Engine) -> int | None:
 
 
 def clip_totals(values: Iterable[Any]) -> dict[str, int]:
-    """Prompt cuts of one run from its rows' ``clipped`` values (issue 16): ``examples``
+    """Prompt cuts of one run from its rows' ``clipped`` values: ``examples``
     (rows), ``recorded`` (rows that carry a count; older scored files lack the column),
     ``clipped_examples`` (rows with at least one cut) and ``cuts`` (their sum)."""
     values = list(values)
@@ -74,7 +74,7 @@ def clip_totals(values: Iterable[Any]) -> dict[str, int]:
 
 
 def clip_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
-    """Prompt cuts of the run (issue 16): ``clipped`` fields cut to fit the request limit
+    """Prompt cuts of the run: ``clipped`` fields cut to fit the request limit
     over all calls, in ``clipped_examples`` examples (zeros when nothing was cut)."""
     totals = clip_totals(r.get("clipped") for r in rows)
     return {"clipped": totals["cuts"], "clipped_examples": totals["clipped_examples"]}

@@ -4,7 +4,7 @@ Per section t: prompt = instruction + ``<problem>`` + ``<memory>`` m_{t-1} + ``<
 (the mode's observation o_t, see :mod:`treeagent.agents.observation`), ending with an
 "Updated memory:" cue; m_t = the reply after its last ``</think>``. After the last
 section: ``<problem>`` + ``<memory>``, asking for the answer in ``\\boxed{}``. No
-controller, no early stop (AGENTS.md). Limits: 1,024 new tokens per memory and answer
+controller, no early stop (docs/fidelity.md). Limits: 1,024 new tokens per memory and answer
 call, requests <= 32,768 tokens (Table 2).
 
 Malformed replies: MemAgent has no tag contract for the memory reply, so any reply text

@@ -412,8 +412,8 @@ def question_quality(rows: Sequence[dict[str, Any]], kept: Sequence[dict[str, An
     """Per task: candidates, kept, confirmed by the second reader, rejections by check,
     count answers per length (how often a count is 0, 1, 2, ...), distinct questions per
     length (kept examples asking the same question over other contexts show as fewer) and
-    sample questions with their references (issue 15: what a reader of the inventory
-    checks first)."""
+    sample questions with their references: what a reader of the inventory
+    checks first."""
     out: dict[str, Any] = {}
     for task in task_names:
         mine = [r for r in rows if r["task"] == task]

@@ -1,4 +1,4 @@
-"""The ``examples`` gate in one place (paper B.1; issue 19.5).
+"""The ``examples`` gate in one place (paper B.1).
 
 What every stored example must meet, as one list of Great Expectations expectations
 (:func:`expectations`) over a prepared table (:func:`prepare`: token range, bucket floor,

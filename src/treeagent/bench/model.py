@@ -137,7 +137,7 @@ class UnitFile:
 class BenchFormat:
     """A format's benchmark hooks, declared once in its bench module
     (``treeagent/bench/sources/<format>_records.py``, ``BENCH = BenchFormat(...)``) and
-    collected in :data:`treeagent.bench.sources.registry.BENCH` (issue 19):
+    collected in :data:`treeagent.bench.sources.registry.BENCH`:
 
     * ``records(source, text, unit_id, on_drop)``: the records of one unit, read from its
       native text alone (construction, and validation's re-extraction);

@@ -3,7 +3,7 @@
 Each generator turns records (:class:`~treeagent.bench.model.Record`) into a
 :class:`Question`: a natural-language question and a machine-executable reference
 specification (JSON) with the answer construction computed for it. Questions speak the
-source's vocabulary (:mod:`treeagent.bench.sources.vocabulary`, issue 15): record kinds
+source's vocabulary (:mod:`treeagent.bench.sources.vocabulary`): record kinds
 as the source's readers name them ("CVE entries", "API operations"), fields by its
 glossary ("magnitude", "CVSS v3.1 base score"), a record by its visible ``description``
 when that is its name or id, else by the field that tells it apart ('the table row with
@@ -239,7 +239,7 @@ def be(words: str) -> str:
     return "are" if plural else "is"
 
 
-# ------------------------------------------------------------------ wording (issue 15)
+# ------------------------------------------------------------------ wording
 
 
 def kind_of(rec: Record) -> Kind:

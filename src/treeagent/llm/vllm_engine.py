@@ -1,4 +1,4 @@
-"""vLLM behind its OpenAI-compatible server (issue 3 item 1; ENVIRONMENT.md "vLLM").
+"""vLLM behind its OpenAI-compatible server.
 
 The engine starts ``vllm serve MODEL --host 127.0.0.1 --port <free> --enable-prefix-caching
 --seed 42`` from vLLM's own environment (``.venv-vllm``, made by ``scripts/vllm_env.sh``:

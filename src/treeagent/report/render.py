@@ -270,7 +270,7 @@ CLIP_NOTE = (
 
 def _clip_section(scores: pd.DataFrame, names: dict[str, str]
                   ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
-    """The prompt-cut table (issue 16; zeros shown) and its metrics.json entry (agent ->
+    """The prompt-cut table (zeros shown) and its metrics.json entry (agent ->
     method -> cuts and clipped examples, null where the rows record no count)."""
     c = T.clip_counts(scores)
     rows, metrics = [], {}

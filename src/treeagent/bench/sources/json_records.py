@@ -134,7 +134,7 @@ def _usaspending_kind(entities: list[Entity]) -> str:
 def _fallback(entities: list[Entity]) -> list[Callable[[Any], Any]]:
     """Top-level scalar keys of the first entity, in document order, that identify: no
     two entities hold the same value there (a category such as a basis of record names
-    a record only by chance of being rare in its response, issue 15)."""
+    a record only by chance of being rare in its response)."""
     if not entities:
         return []
     out = []

@@ -1,4 +1,4 @@
-"""The ``raw/`` folder (DESIGN "The benchmark"): payloads as acquired, under
+"""The ``raw/`` folder: payloads as acquired, under
 ``raw/<format>/<source>/...``, plus ``raw/manifest.json`` listing every file with its
 source, provenance, sha256 and mode. A malformed payload goes to
 ``raw/quarantine/<format>/<source>/...`` and into the manifest's ``quarantine`` list

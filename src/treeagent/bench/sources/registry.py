@@ -4,7 +4,7 @@ A source is ``(format, name)``; ``mirror`` is its folder under a mirror laid out
 ``shared/sources`` (``<format>/<folder>/...``); ``sample`` its folder in the package's
 ``samples/bench``; ``flags`` mark substitute groups (SWDE, readability and Wikipedia pages).
 
-Each source also declares the words its questions use (issue 15): ``fields`` a glossary
+Each source also declares the words its questions use: ``fields`` a glossary
 from the source's keys (a key, or a dotted suffix of a key path, ``"a.b"``) to the phrase a
 person would write ("mag" -> "magnitude", "cvssMetricV31" -> "CVSS v3.1"); an empty
 phrase leaves a container key out of the words, ``None`` makes the field one no question
@@ -76,7 +76,7 @@ JS_REPOS: dict[str, dict[str, str]] = {
     "lodash": {"url": "https://github.com/lodash/lodash", "commit": "a666ba591064"},
 }
 
-# ------------------------------------------------------------------ vocabulary (issue 15)
+# ------------------------------------------------------------------ vocabulary
 
 #: Words spelled as acronyms wherever a key is read as words without a glossary phrase.
 ACRONYMS: dict[str, str] = {w.lower(): w for w in (

@@ -1,4 +1,4 @@
-"""Question words from each source's vocabulary (issue 15).
+"""Question words from each source's vocabulary.
 
 A record's fields and kind are named in questions as the source's readers name them:
 the source's glossary first (:attr:`~treeagent.bench.sources.registry.Source.fields`,
