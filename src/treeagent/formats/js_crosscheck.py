@@ -24,15 +24,13 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import json5
 
+from treeagent.formats.js_literal import _Literal
 from treeagent.formats.js_syntax import _Reject
 from treeagent.tree import Node
-
-if TYPE_CHECKING:
-    from treeagent.formats.js_values import _Literal
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _JSON5_ERROR = re.compile(r"<string>:(\d+) (.*) at column (\d+)")

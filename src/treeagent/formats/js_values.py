@@ -2,7 +2,7 @@
 
 Scalar decoding (string escapes, numeric literals, numeric keys' string form) and the
 literal builder: :class:`_Builder` turns a tree-sitter value into nodes and static values
-(:class:`_Literal`), with the splices the json5 cross-check
+(:class:`~treeagent.formats.js_literal._Literal`), with the splices the json5 cross-check
 (:mod:`treeagent.formats.js_crosscheck`) needs.
 """
 
@@ -24,6 +24,7 @@ from treeagent.formats.js_crosscheck import (
     _same,
     _short,
 )
+from treeagent.formats.js_literal import _Literal
 from treeagent.formats.js_syntax import _Offsets, _Reject
 from treeagent.tree import Node, index_step
 
@@ -163,23 +164,6 @@ def _describe(ts: TSNode) -> str:
 
 
 # ---------------------------------------------------------------- literal builder
-
-
-class _Literal:
-    """One literal's subtree: nodes in preorder with values, JSON-ness and splices."""
-
-    __slots__ = ("nodes", "values", "plain", "vstart", "splices", "depth", "base",
-                 "converted")
-
-    def __init__(self, base: str) -> None:
-        self.base = base  # rendered path of the literal's node, for messages
-        self.nodes: list[Node] = []
-        self.values: list[object] = []
-        self.plain: list[bool] = []
-        self.vstart: list[int] = []
-        self.splices: list[tuple[int, int, str]] = []
-        self.converted: dict[int, str] = {}  # single-quoted strings as JSON string text
-        self.depth = 0
 
 
 class _Builder(_CrossCheck):
