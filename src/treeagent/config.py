@@ -207,7 +207,8 @@ class Params:
                 "tasks": tuple(b["tasks"]), "per_cell": b["per_cell"],
                 "questions_per_context": b["questions_per_context"],
                 "tokenizers": tuple(b["tokenizers"]), "tolerance": b["tolerance"],
-                "seed": self.data["seed"], "allow_reuse": b["allow_reuse"]}
+                "seed": self.data["seed"], "allow_reuse": b["allow_reuse"],
+                "second_reader": b.get("second_reader", True)}
 
     def engine_spec(self, agent: str) -> tuple[str, dict[str, Any]]:
         """(engine name, ``make_engine`` keyword arguments incl. ``model``) for ``agent``.
@@ -359,7 +360,8 @@ def validate(data: Any, source: str = "params") -> Params:
     b = data.get("build")
     if b is not None and c.keys("build", b, ("formats", "lengths", "tasks", "per_cell",
                                             "questions_per_context", "tokenizers",
-                                            "tolerance", "allow_reuse")):
+                                            "tolerance", "allow_reuse"),
+                                 ("second_reader",)):
         c.choices("build.formats", b.get("formats"), registry.FORMATS.names, "format")
         if a is not None and isinstance(a, Mapping) and isinstance(b.get("formats"), list) \
                 and isinstance(a.get("formats"), list):
@@ -378,6 +380,9 @@ def validate(data: Any, source: str = "params") -> Params:
         if not isinstance(b.get("allow_reuse"), bool):
             c.fail("build.allow_reuse", f"expected true/false, got "
                                         f"{_kind(b.get('allow_reuse'))}")
+        if not isinstance(b.get("second_reader", True), bool):
+            c.fail("build.second_reader", f"expected true/false, got "
+                                          f"{_kind(b.get('second_reader'))}")
 
     s = data.get("sectioning")
     if s is not None and c.keys("sectioning", s, ("base_budget", "search")):

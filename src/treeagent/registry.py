@@ -1,8 +1,9 @@
 """The named things of treeagent, each declared once and collected here.
 
-Five registries: :data:`FORMATS` (input formats), :data:`AGENTS` (memory agents),
-:data:`ENGINES` (inference engines), :data:`METHODS` (the four reading modes) and
-:data:`TASKS` (the eight benchmark tasks). A thing is one record, declared in the module
+Six registries: :data:`FORMATS` (input formats), :data:`AGENTS` (memory agents),
+:data:`ENGINES` (inference engines), :data:`METHODS` (the four reading modes),
+:data:`TASKS` (the eight benchmark tasks) and :data:`SECOND_READERS` (the benchmark
+formats' second readers). A thing is one record, declared in the module
 that implements it; the record has at least ``name`` and ``title`` (the paper's
 spelling, used by reports):
 
@@ -17,7 +18,8 @@ request limits all read these registries; no other module lists the names.
 
 A registry's names are known without importing the things: the built-ins are declared
 below as ``name: "module:attribute"`` (in order: the reports' order), plug-ins by their
-entry points ``treeagent.formats``, ``treeagent.agents`` and ``treeagent.engines``, read
+entry points ``treeagent.formats``, ``treeagent.agents``, ``treeagent.engines`` and
+``treeagent.second_reader`` (a format's benchmark hooks: ``treeagent.bench``), read
 once when the registry is first used (an entry point's name is the thing's name, its
 value the record). A record is imported when first needed (titles, ``get``), so that
 config validation and the command line's choices stay cheap. A plug-in that fails to
@@ -350,6 +352,14 @@ METHODS: Registry[Named] = Registry("method", dict.fromkeys(
 TASKS: Registry[Any] = Registry("task", ("treeagent.scoring:TASK_RECORDS",))
 """The eight tasks of paper 4.1 (:class:`treeagent.scoring.Task`); fixed. (scoring is a
 light module: its records are imported to learn the names.)"""
+
+SECOND_READERS: Registry[Any] = Registry("second reader", (
+    "treeagent.bench.second_readers:BUILTIN",), group="treeagent.second_reader")
+"""Each benchmark format's second reader (:class:`treeagent.bench.second_readers.
+SecondReader`, paper B.1): the paper's four are read by
+:mod:`treeagent.bench.independent` itself; a plug-in format declares its own under the
+entry point group ``treeagent.second_reader``, apart from its construction hooks
+(``treeagent.bench``)."""
 
 
 def register_format(record: R) -> R:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from treeagent.bench import contexts, examples_gate, io, tasks, validate
+from treeagent.bench import contexts, examples_gate, io, second_readers, tasks, validate
 from treeagent.bench.model import Record, Unit
 from treeagent.formats import FORMATS
 from treeagent.registry import FORMATS as FORMAT_RECORDS
@@ -59,11 +59,19 @@ class BuildParams:
     # while some cell is short, with contexts only at its lengths: the paper grid's HTML
     # and YAML cells at 8K-128K, where small contexts rarely give a unique aggregate)
     recount: bool = True  # validation recounts every context's tokens
+    second_reader: bool = True  # false: build formats without a second reader, flagged
 
     def __post_init__(self) -> None:
         bad = [f for f in self.formats if f not in FORMATS]
         if bad:
             raise ValueError(f"unknown format {bad[0]!r} (choose from {', '.join(FORMATS)})")
+        bad = second_readers.missing(self.formats) if self.second_reader else []
+        if bad:
+            raise ValueError(
+                f"format {bad[0]!r} has no second reader (entry point group "
+                "treeagent.second_reader) to confirm its examples: build it with "
+                "--no-second-reader (build.second_reader: false) to keep them, flagged "
+                f"{second_readers.UNCONFIRMED!r}")
         bad = [t for t in self.tasks if t not in TASKS]
         if bad:
             raise ValueError(f"unknown task {bad[0]!r} (choose from {', '.join(TASKS)})")
@@ -258,6 +266,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
     fills: dict[int, list[float]] = {n: [] for n in lengths}
     reuse: Tally = Tally()
     q_per = params.questions_per_context
+    unconfirmed = [] if second_readers.available(fmt) else [second_readers.UNCONFIRMED]
     for family in range(params.families):
         if not any(need.values()):
             break
@@ -290,6 +299,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             flags = sorted({f for u in ctx.order for f in units[u].flags})
             if ctx.reused:
                 flags.append("reused-distractors")
+            flags += unconfirmed
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
@@ -490,12 +500,19 @@ def _inventory(params: BuildParams, result: BuildResult, infos: dict[str, Any]) 
         for r in rows:
             counts[fmt][r["task"]][r["bucket"]] += 1
     reasons = Tally(f"{r['format']}: {r['reason']}" for r in result.rejections)
-    return {
-        "params": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()},
-        "examples": sum(len(r) for r in result.examples.values()),
+    kept = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()}
+    if kept["second_reader"]:  # the default: inventories say it only when it was lifted
+        del kept["second_reader"]
+    inv = {
+        "params": kept, "examples": sum(len(r) for r in result.examples.values()),
         "counts": counts, "rejections": dict(sorted(reasons.items())),
         "rejected": len(result.rejections), "formats": infos,
     }
+    unconfirmed = {fmt: n for fmt, rows in result.examples.items()
+                   if (n := sum(second_readers.UNCONFIRMED in r["flags"] for r in rows))}
+    if unconfirmed:  # examples no second reader confirmed (built with --no-second-reader)
+        inv["unconfirmed"] = unconfirmed
+    return inv
 
 
 def markdown(inv: dict[str, Any]) -> str:
@@ -509,6 +526,9 @@ def markdown(inv: dict[str, Any]) -> str:
         lines += [f"| {t} | " + " | ".join(str(c[b]) for b in labels) + " |"
                   for t, c in tasks_.items()]
         info = inv["formats"].get(fmt, {})
+        if inv.get("unconfirmed", {}).get(fmt):
+            lines += ["", f"{inv['unconfirmed'][fmt]} examples flagged "
+                      f"`{second_readers.UNCONFIRMED}`: no second reader confirmed them."]
         lines += ["", f"{info.get('units', 0)} distinct units, "
                   f"{info.get('distinct_tokens', 0):,} tokens.", "",
                   "| length | distinct units fill | contexts | fill min | reused | missing |",

@@ -55,6 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="let distractor units repeat inside a context (flagged per example)")
     b.add_argument("--seed", type=int,
                    help="seed of every sampling choice (default: the preset's)")
+    b.add_argument("--no-second-reader", action="store_true",
+                   help="build formats that declare no second reader (entry point group "
+                        "treeagent.second_reader): their examples are not confirmed "
+                        "independently and carry the flag 'unconfirmed: second reader "
+                        "absent' (refused otherwise)")
     b.add_argument("--out", default="validated", help="folder the examples are written to")
     b.add_argument("--runner", choices=("thread", "dask"), default="thread",
                    help="task runner of the (format, length) cells: threads in this process "
@@ -112,6 +117,8 @@ def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
         kw["allow_reuse"] = True
     if args.seed is not None:
         kw["seed"] = args.seed
+    if getattr(args, "no_second_reader", False):
+        kw["second_reader"] = False
     return BuildParams(**kw), mode
 
 

@@ -338,6 +338,10 @@ def read_context(fmt: str, text: str) -> Reading:
             return Reading(fmt, kids(body, "section"))
         if fmt == "javascript":
             return _read_js(text)
+        from treeagent.bench.second_readers import plugin_units  # a plug-in format's own
+        units = plugin_units(fmt, text)
+        if units is not None:
+            return Reading(fmt, units)
     except Unconfirmed:
         raise
     except Exception as exc:  # noqa: BLE001 - any parser's error is a reason
