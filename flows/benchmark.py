@@ -81,34 +81,27 @@ def read_metrics(project: str) -> dict[str, Any]:
     return metrics
 
 
-def stage_order(params: Any, dvc_yaml: str | os.PathLike[str] = "dvc.yaml"
+def stage_order(dvc_yaml: str | os.PathLike[str] = "dvc.yaml"
                 ) -> list[tuple[str, str, list[str]]]:
-    """The stages of ``dvc_yaml`` in file order, as ``(name, flow, args)``: a ``matrix``
-    stage expands as DVC expands it (``stage@<v1>-<v2>``, the first key outermost) over
-    the lists its ``${...}`` entries name in ``params``; ``flow`` is the stem of the
-    ``flows/<flow>.py`` script its ``cmd`` runs and ``args`` what follows it (``${item.*}``
-    filled in; leading ``VAR=value`` assignments dropped)."""
-    import itertools
-    import re
+    """The stages of ``dvc_yaml`` as DVC itself lists them (``dvc stage list``: file
+    order, a ``matrix`` stage expanded by DVC's resolver over the params file beside it,
+    ``stage@<v1>-<v2>``), as ``(name, flow, args)``: ``flow`` is the stem of the
+    ``flows/<flow>.py`` script its resolved ``cmd`` runs and ``args`` what follows it
+    (leading ``VAR=value`` assignments dropped)."""
     import shlex
 
-    import yaml
+    from dvc.repo import Repo
 
-    stages = yaml.safe_load(Path(dvc_yaml).read_text(encoding="utf-8"))["stages"]
+    path = Path(dvc_yaml).resolve()
+    with Repo(str(path.parent), uninitialized=True) as repo:
+        stages = [(s.name, s.cmd) for s in repo.stage.collect(str(path))]
     order = []
-    for name, stage in stages.items():
-        matrix = stage.get("matrix") or {}
-        axes = {key: (params[value[2:-1]] if isinstance(value, str) else value)
-                for key, value in matrix.items()}
-        for values in itertools.product(*axes.values()):
-            item = dict(zip(axes, values))
-            cmd = re.sub(r"\$\{item\.(\w+)\}", lambda m, item=item: str(item[m.group(1)]), stage["cmd"])
-            words = shlex.split(cmd)
-            while words and "=" in words[0]:
-                words.pop(0)  # an environment assignment (the build's PYTHONHASHSEED)
-            script = next(i for i, w in enumerate(words) if w.endswith(".py"))
-            full = f"{name}@{'-'.join(map(str, values))}" if item else name
-            order.append((full, Path(words[script]).stem, words[script + 1:]))
+    for name, cmd in stages:
+        words = shlex.split(cmd if isinstance(cmd, str) else " ".join(cmd))
+        while words and "=" in words[0]:
+            words.pop(0)  # an environment assignment (the build's PYTHONHASHSEED)
+        script = next(i for i, w in enumerate(words) if w.endswith(".py"))
+        order.append((name, Path(words[script]).stem, words[script + 1:]))
     return order
 
 
@@ -133,11 +126,12 @@ def _call(flow_fn: Any, args: list[str], params: str) -> Any:
 
 def _in_process(params: str) -> None:
     """The DAG as subflows of this flow run, in dvc.yaml's stage order (``--no-dvc``):
-    each stage's flow function ``<flow>_flow`` of ``flows/<flow>.py``."""
+    each stage's flow function ``<flow>_flow`` of ``flows/<flow>.py``, the matrix stages
+    as DVC expands them (over params.yaml, as ``dvc repro`` does)."""
     import importlib
 
-    p = _common.load_params(params)
-    for name, script, args in stage_order(p):
+    _common.load_params(params)  # bad parameters: one line, exit 2, before any stage
+    for name, script, args in stage_order():
         print(f"stage {name}")  # the benchmark flow logs prints
         _call(getattr(importlib.import_module(script), f"{script}_flow"), args, params)
 

@@ -22,14 +22,6 @@ sys.path.insert(0, str(ROOT / "flows"))
 import benchmark  # noqa: E402
 
 
-class _Params(dict):
-    def __getitem__(self, key):  # dotted keys, as treeagent.config.Params reads them
-        value = dict(self)
-        for part in key.split("."):
-            value = value[part]
-        return value
-
-
 def test_stage_order_is_dvcs(tmp_path):
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["evaluate"]["agents"] = ["memagent", "zagent"]
@@ -39,7 +31,7 @@ def test_stage_order_is_dvcs(tmp_path):
     run = {"cwd": tmp_path, "check": True, "capture_output": True, "text": True}
     subprocess.run([str(BIN / "dvc"), "init", "--no-scm", "-q"], **run)
     dvc = subprocess.run([str(BIN / "dvc"), "stage", "list", "--name-only"], **run)
-    order = benchmark.stage_order(_Params(params), tmp_path / "dvc.yaml")
+    order = benchmark.stage_order(tmp_path / "dvc.yaml")
     assert [name for name, _, _ in order] == dvc.stdout.split()
     got = {name: (flow, args) for name, flow, args in order}
     assert got["evaluate@zagent-flat"] == (
