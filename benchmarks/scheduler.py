@@ -15,7 +15,9 @@
    16 small examples (calls/s, tokens/s; model load / server start reported apart).
 
 Part 1 runs once per HTTP client of the openai engine (``--http-client``, default
-``httptools,aiohttp,httpx``), side by side.
+``auto,httptools,aiohttp,httpx``; ``auto`` is the engine's default, shown with the client
+it resolves to), side by side; a closing table gives each client's % of ideal and which
+engine has it as its default (goal: every default >= 90 %).
 
     .venv/bin/python benchmarks/scheduler.py [--runs 3] [--latency 0.1] [--real] [--no-vllm]
 """
@@ -135,7 +137,7 @@ def start_loopback(latency: float) -> tuple[subprocess.Popen, str]:
     return server, f"http://127.0.0.1:{port}/v1"
 
 
-def overhead(args: argparse.Namespace, http_client: str) -> None:
+def overhead(args: argparse.Namespace, http_client: str) -> float:
     server, url = start_loopback(args.latency)
     calls = args.examples * args.sections
     ideal = args.concurrency / args.latency
@@ -172,7 +174,10 @@ def overhead(args: argparse.Namespace, http_client: str) -> None:
     wall = statistics.median(r[1] for r in rows)
     cpu_ms = statistics.median(r[2] for r in rows) * 1e3
     extra_ms = (wall * args.concurrency / calls - args.latency) * 1e3
-    print(f"[{http_client}] loopback test double, latency {args.latency * 1e3:.0f} ms, {args.examples} examples x "
+    label = http_client
+    if http_client == "auto":
+        label = f"auto = {make_engine('openai', 'loopback', base_urls=[url]).http_client}"
+    print(f"[{label}] loopback test double, latency {args.latency * 1e3:.0f} ms, {args.examples} examples x "
           f"{args.sections} sections = {calls} calls at {args.concurrency} in flight "
           f"(median of {args.runs}):")  # fmt: skip
     base = statistics.median(alone)
@@ -183,6 +188,15 @@ def overhead(args: argparse.Namespace, http_client: str) -> None:
     print(f"  overhead per call: {amortized_ms:.3f} ms of wall time (1/achieved - 1/ideal), "
           f"{cpu_ms:.3f} ms of client CPU (scheduler + journal + HTTP); each program step "
           f"takes {extra_ms:.2f} ms beyond the server's latency")  # fmt: skip
+    return rate / ideal
+
+
+def defaults() -> dict[str, str]:
+    """The HTTP client each engine uses when none is named (transformers: no HTTP)."""
+    from treeagent.llm.vllm_engine import VLLMEngine
+
+    openai = make_engine("openai", "loopback", base_urls=["http://127.0.0.1:1/v1"]).http_client
+    return {"openai": openai, "vllm": VLLMEngine().openai_options["http_client"]}
 
 
 def real(args: argparse.Namespace) -> None:
@@ -230,8 +244,16 @@ def main() -> None:
     p.add_argument("--real-tokens", type=int, default=24)
     p.add_argument("--threads", type=int, default=None, help="torch threads (transformers)")
     args = p.parse_args()
-    for http_client in args.http_client.split(","):
-        overhead(args, http_client)
+    share = {c: overhead(args, c) for c in args.http_client.split(",")}
+    print(f"% of ideal at {args.concurrency} in flight (median of {args.runs}), goal >= 90 % "
+          "for every engine's default:")
+    for engine, client in defaults().items():
+        value = share.get("auto" if engine == "openai" and "auto" in share else client)
+        if value is not None:
+            print(f"  {engine:8s} default {client:10s} {value:6.1%}"
+                  f"  {'ok' if value >= 0.9 else 'BELOW GOAL'}")
+    for client, value in share.items():
+        print(f"  client {client:10s} {value:6.1%}")
     scheduler_cpu(args)
     if args.real:
         real(args)

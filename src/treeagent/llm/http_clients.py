@@ -1,5 +1,5 @@
-"""HTTP transports for the openai engine: ``httpx`` (default), ``aiohttp`` and
-``httptools``.
+"""HTTP transports for the openai engine: ``httptools`` (the default, see
+:func:`default_client`), ``aiohttp`` and ``httpx``.
 
 All POST JSON and return ``(status, headers, text)`` (header names lower-case);
 transport failures raise one of ``retry_errors`` (connection refused/reset/dropped,
@@ -10,7 +10,8 @@ HTTP client), measured here on the loopback test double (64 in flight, 100 ms la
 on asyncio protocols, replies parsed by llhttp in C), aiohttp 0.46 ms, httpx 1.34 ms
 even with its pool split into shards of 8 connections (httpcore scans its whole pool on
 every request: one pool of 64 costs ~10 ms). httpx alone honours proxy settings from
-the environment (``HTTPS_PROXY``...); the other two connect directly.
+the environment (``HTTPS_PROXY``...); the other two connect directly. All three speak
+TLS with the system's default certificate store.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import asyncio
 import functools
 import json
 import ssl
-from collections.abc import Mapping
+import urllib.request
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -303,6 +305,22 @@ class HttptoolsTransport:
         self._open.clear()
         self._idle.clear()
         await asyncio.sleep(0)  # let the transports finish closing
+
+
+def default_client(urls: Sequence[str]) -> str:
+    """The openai engine's ``http_client="auto"``: ``httptools`` (>= 90% of ideal at 64
+    in flight in ``benchmarks/scheduler.py``, where httpx reaches ~70%), or ``httpx``
+    where a proxy from the environment (``HTTP(S)_PROXY``, ``ALL_PROXY``, less
+    ``NO_PROXY``) applies to one of ``urls``: httptools would connect directly."""
+    proxies = urllib.request.getproxies_environment()
+    for url in urls:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        if (proxies.get(parts.scheme) or proxies.get("all")) and not (
+            urllib.request.proxy_bypass_environment(host, proxies)
+        ):
+            return "httpx"
+    return "httptools"
 
 
 TRANSPORTS = {"httpx": HttpxTransport, "aiohttp": AiohttpTransport, "httptools": HttptoolsTransport}

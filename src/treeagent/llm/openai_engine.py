@@ -1,11 +1,13 @@
 """Any OpenAI-compatible ``/v1/chat/completions`` server (vLLM, SGLang, hosted) over
-httpx.
+HTTP/1.1 (http and https).
 
 * ``concurrency`` requests in flight (a semaphore), spread over several ``base_urls``
   by least in-flight: how users scale over GPUs and hosts.
-* Transport: httpx (default: honours proxy settings from the environment), aiohttp
-  (``http_client="aiohttp"``) or httptools (``"httptools"``, the least client CPU per
-  call: the one for many calls/s to local servers); figures in ``http_clients``.
+* Transport: ``http_client="auto"`` (default) takes httptools, the least client CPU per
+  call (TLS included), unless a proxy from the environment (``HTTPS_PROXY``...,
+  less ``NO_PROXY``) applies to a base URL: then httpx, the one client that honours
+  proxies. ``"httptools"``, ``"aiohttp"`` or ``"httpx"`` name one; figures in
+  ``http_clients``.
 * Timeouts: ``timeout`` bounds each attempt whole (connect to last byte: a server that
   trickles bytes is cut there too), ``deadline`` each call (all attempts and waits;
   default twice ``timeout``); retries (``max_retries``) with exponential backoff and full
@@ -38,7 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from treeagent.llm.base import Request, Response
-from treeagent.llm.http_clients import TRANSPORTS, Reply, ReplyTooLarge
+from treeagent.llm.http_clients import TRANSPORTS, Reply, ReplyTooLarge, default_client
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -123,7 +125,7 @@ class OpenAIEngine:
         tokenizer: str | None = None,
         extra_body: dict[str, Any] | None = None,
         pool_size: int = 8,
-        http_client: str = "httpx",
+        http_client: str = "auto",
     ) -> None:
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
@@ -153,8 +155,10 @@ class OpenAIEngine:
         self._turn = 0
         self._tokenizer_name = self.tokenizer_name = tokenizer
         self._tokenizer: Any = None
+        if http_client == "auto":
+            http_client = default_client(self.base_urls)
         if http_client not in TRANSPORTS:
-            raise ValueError(f"http_client must be one of {', '.join(TRANSPORTS)}")
+            raise ValueError(f"http_client must be auto or one of {', '.join(TRANSPORTS)}")
         self.http_client = http_client
         self._transport_args = (concurrency, timeout, connect_timeout, pool_size,
                                 max_reply_bytes)
