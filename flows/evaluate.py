@@ -98,14 +98,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--params", default=_common.PARAMS)
     args = ap.parse_args(argv)
     p = _common.start(args.params)
+    from treeagent.agents.setup import SetupError, check_params
     from treeagent.llm.lock import LockError, locked_entry
     from treeagent.llm.serve import ServeError, served_engine_spec
     from treeagent.runners import from_params
 
-    try:  # the servers' URLs and the models lock are checked before any work starts
+    try:  # the servers' URLs, the models lock, the tokenizer: checked before any work
         served_engine_spec(p, args.agent)
         locked_entry(p, args.agent)
-    except (ServeError, LockError) as exc:
+        check_params(p, [args.agent])
+    except (ServeError, LockError, SetupError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     with _common.artifact_errors():

@@ -26,14 +26,13 @@ from treeagent import gates
 
 
 def tokenizers(p: Any) -> list[tuple[str, str, Any]]:
-    """(agent, tokenizer name, tokenizer) of every evaluated agent, as the run counts."""
-    from treeagent.plan import agent_setup
+    """(agent, tokenizer name, tokenizer) of every evaluated agent, as the run counts
+    (:func:`treeagent.agents.setup.from_params`: the same rules as the run's)."""
+    from treeagent.agents.setup import from_params
 
     out = []
     for agent in p.agents:
-        a = p.data["agents"][agent]
-        setup = agent_setup(agent, a["model"], a["max_new_tokens"], a["options"],
-                            {**p.data["engine"]["options"], **a["engine_options"]})
+        setup = from_params(p, agent)
         out.append((agent, setup.tokenizer_name, setup.tokenizer))
     return out
 
@@ -84,7 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="runs/evidence")
     ap.add_argument("--validation", default=str(gates.VALIDATION_DIR))
     args = ap.parse_args(argv)
-    _common.start(args.params)
+    p = _common.start(args.params)
+    from treeagent.agents.setup import SetupError, check_params
+
+    try:  # every agent's tokenizer is known before any work starts
+        check_params(p)
+    except SetupError as exc:
+        print(f"error: {args.params}: {exc}", file=sys.stderr)
+        return 2
     try:
         with _common.artifact_errors():
             evidence_flow(args.params, args.validated, args.out, args.validation)

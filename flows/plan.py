@@ -15,6 +15,7 @@ stated default rates for any rate not given (``treeagent plan --measure`` measur
 from __future__ import annotations  # noqa: I001 (_common precedes prefect)
 
 import argparse
+import sys
 from typing import Any
 
 import _common  # first: sets Prefect's environment before Prefect is imported
@@ -65,7 +66,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--call-latency", type=float)
     ap.add_argument("--gpus", type=int)
     args = ap.parse_args(argv)
-    _common.start(args.params)
+    p = _common.start(args.params)
+    from treeagent.agents.setup import SetupError, check_params
+
+    try:  # every agent's tokenizer is known before any work starts
+        check_params(p)
+    except SetupError as exc:
+        print(f"error: {args.params}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     plan_flow(args.params, args.validated, args.out, args.prompt_tps, args.output_tps,
               args.gpus, args.sequence_tps, args.call_latency)
 

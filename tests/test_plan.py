@@ -22,6 +22,7 @@ from test_agents_double import ScriptedEngine
 from test_bench_tasks import make_units, render
 from treeagent import config, plan
 from treeagent.agents.evaluate import evaluate
+from treeagent.agents.setup import resolve
 from treeagent.bench.model import Example
 from treeagent.cli import main
 from treeagent.llm import make_engine
@@ -49,7 +50,7 @@ def examples():
 
 @pytest.fixture(scope="module")
 def setups():
-    return {a: plan.agent_setup(a, "smollm2", CAP, OPTIONS.get(a, {}), {})
+    return {a: resolve(a, "smollm2", max_new_tokens=CAP, options=OPTIONS.get(a, {}))
             for a in ("memagent", "infmem", "memreread", "rememr1")}
 
 

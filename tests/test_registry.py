@@ -397,9 +397,11 @@ def test_builtin_names_match_their_records():
 def test_plan_reads_the_cost_model_from_the_agent_record(toys):
     """An agent's record names its cost model (``Agent.cost``); plan keeps no list."""
     from treeagent import plan
+    from treeagent.agents.infmem import cost as cost_infmem
+    from treeagent.agents.memagent import cost as cost_memagent
 
-    assert plan.cost_model("memagent") is plan.cost_memagent
-    assert plan.cost_model("infmem") is plan.cost_infmem
+    assert plan.cost_model("memagent") is cost_memagent
+    assert plan.cost_model("infmem") is cost_infmem
     with pytest.raises(ValueError, match="no cost model for agent 'toyagent'"):
         plan.cost_model("toyagent")
 

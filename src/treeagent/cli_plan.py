@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="prompt length of each --measure call")
     p.add_argument("--measure-calls", type=int, default=32,
                    help="calls --measure times against the engine")
-    p.add_argument("--tokenizer", help="tokenizer for served models without local files "
-                   "(default: qwen3)")
+    p.add_argument("--tokenizer", help="tokenizer every agent is counted with (default: "
+                   "each agent's tokenizer setting, else its model's own)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=run)
 
@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from treeagent import config, plan, plan_wall
+    from treeagent.agents.setup import SetupError
 
     if (args.prompt_tps is None) != (args.output_tps is None):
         return _fail("give both --prompt-tps and --output-tps (or --measure)")
@@ -76,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         rows, setups = plan.plan_params(params, args.validated, args.tokenizer)
     except FileNotFoundError as exc:
         return _fail(str(exc))
+    except SetupError as exc:  # e.g. a served model without a tokenizer setting
+        return _fail(f"{args.params}: {exc}")
     except ValueError as exc:  # a stored example that does not re-materialize
         return _fail(f"{args.validated}: {exc}")
     wall, gpus = plan_wall.from_params(params, rows, throughput, args.sequence_tps, args.gpus,

@@ -277,7 +277,7 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
         return _fail(f"--model: {exc}")
     try:
         try:
-            tokenizer = resolve_tokenizer(engine, args.tokenizer)
+            tokenizer = resolve_tokenizer(engine, args.tokenizer, agent=args.agent)
         except (ValueError, TokenizerError) as exc:
             return _fail(f"--tokenizer: {exc}")
         window = args.context_window or model_context_window(engine)

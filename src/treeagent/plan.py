@@ -19,37 +19,31 @@ agent x method x format x length:
   or measures (:func:`measure`), from the upper bounds: ``input / prompt_rate +
   output / output_rate``; the wall clock under the pipeline's sharding from each
   example's bounds (:mod:`treeagent.plan_wall`).
+
+Each agent's cost model sits beside its workflow in its module, named by its record
+(:attr:`treeagent.agents.common.Agent.cost_model`), over the per-call arithmetic they
+share (:mod:`treeagent.agents.costing`); this module sums them over the grid. An agent
+whose record names none is planned as "cost unknown": its rows give the sections only.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from treeagent.agents import infmem, memreread
-from treeagent.agents.bm25 import SUBCHUNK_TOKENS
-from treeagent.agents.common import (
-    CHAT_OVERHEAD,
-    MIN_NEW_TOKENS,
-    NO_MEMORY,
-    Limits,
-    generation_limit,
-    problem_text,
-)
-from treeagent.agents.observation import PATH_LABEL, RETRIEVED_HEADER, Document, prepare
-from treeagent.agents.runner import AGENTS, capped
-from treeagent.agents.templates import Prompts, spec_of
+from treeagent.agents.common import problem_text
+from treeagent.agents.costing import Cost, CostModel, Sizer, observations
+from treeagent.agents.observation import Document, prepare
+from treeagent.agents.runner import AGENTS
+from treeagent.agents.templates import Prompts
 from treeagent.registry import AGENTS as AGENT_RECORDS
-from treeagent.retrieval import MAX_SPANS, SPAN_TOKENS
-from treeagent.tokens import Tokenizer
 
-MARGIN = 4
-"""Tokens added per variable field to an upper bound: a BPE merge where a field meets
-the template text can shift a count by a token or two."""
+if TYPE_CHECKING:
+    from treeagent.agents.setup import AgentSetup
 
 SCHEMA_VERSION = 1
 ROW_KEYS = ("agent", "method", "format", "length", "examples", "sections", "flat_sections",
@@ -73,24 +67,6 @@ class Throughput:
 
 
 @dataclass
-class Cost:
-    """Calls and tokens of one example (or a sum of them): bounds, min <= max."""
-
-    calls_min: int = 0
-    calls_max: int = 0
-    input_tokens_min: int = 0
-    input_tokens_max: int = 0
-    output_tokens_max: int = 0
-
-    def add(self, other: Cost, times: int = 1) -> None:
-        self.calls_min += other.calls_min * times
-        self.calls_max += other.calls_max * times
-        self.input_tokens_min += other.input_tokens_min * times
-        self.input_tokens_max += other.input_tokens_max * times
-        self.output_tokens_max += other.output_tokens_max * times
-
-
-@dataclass
 class Row:
     """One cell of the plan: agent x method x format x length."""
 
@@ -105,257 +81,37 @@ class Row:
     cost: Cost = field(default_factory=Cost)
     example_costs: list[tuple[int, Cost]] = field(default_factory=list, repr=False)
     """Each example's cost with its position in the grid (the evaluate stage's order)."""
+    cost_known: bool = True
+    """False for an agent whose record names no cost model: sections only."""
 
     def as_dict(self, throughput: Throughput | None) -> dict[str, Any]:
+        if not self.cost_known:  # the cost columns say "unknown" (null)
+            unknown = dict.fromkeys(asdict(self.cost))
+            return {**self._sections(), **unknown, "gpu_hours": None}
         c = self.cost
         hours = (round(throughput.gpu_hours(c.input_tokens_max, c.output_tokens_max), 4)
                  if throughput else None)
+        return {**self._sections(), **asdict(c), "gpu_hours": hours}
+
+    def _sections(self) -> dict[str, Any]:
         return {"agent": self.agent, "method": self.method, "format": self.format,
                 "length": self.length, "examples": self.examples, "sections": self.sections,
                 "flat_sections": self.flat_sections,
-                "budget_mean": round(self.budget_sum / self.examples, 1) if self.examples else 0,
-                **asdict(c), "gpu_hours": hours}
-
-
-# --------------------------------------------------------------------------- call costs
-
-class Sizer:
-    """Token counts of one example's prompts: templates rendered with the known fields
-    (the others empty), observations, caps; memoized per template and fields."""
-
-    def __init__(self, prompts: Prompts, tokenizer: Tokenizer, request_limit: int) -> None:
-        self.prompts = prompts
-        self.tokenizer = tokenizer
-        self.limit = request_limit
-        self._base: dict[tuple, int] = {}
-
-    def count(self, text: str) -> int:
-        return self.tokenizer.count(text)
-
-    def base(self, template: str, **known: str) -> int:
-        key = (template, *sorted(known.items()))
-        hit = self._base.get(key)
-        if hit is None:
-            spec = spec_of(template)
-            assert spec is not None, template  # Prompts.render refused it otherwise
-            fields = {name: "" for name in spec.required + spec.optional} | known
-            hit = self._base[key] = self.count(self.prompts.render(template, **fields))
-        return hit
-
-    def call(self, template: str, known: dict[str, str], low: int, high: int,
-             fields: int, system: int = 0) -> tuple[int, int]:
-        """(min, max) input tokens of one call: the template with ``known`` fields, plus
-        ``low``/``high`` tokens of the variable ones (``fields`` of them); both at most
-        what fits the request limit."""
-        b = self.base(template, **known) + system
-        upper = b + high + CHAT_OVERHEAD + MARGIN * fields
-        # a request over the limit is cut to about limit - MIN_NEW_TOKENS (common.Calls)
-        lower = min(b + low, self.limit - MIN_NEW_TOKENS - CHAT_OVERHEAD - 32)
-        return max(0, lower), min(upper, self.limit)
-
-
-@dataclass(frozen=True)
-class Step:
-    """Observation o_t's tokens: exact part (section + path) and the spans' bound."""
-
-    low: int
-    high: int
-
-
-def observations(doc: Document, sizer: Sizer, spans: int = MAX_SPANS,
-                 span_tokens: int = SPAN_TOKENS) -> list[Step]:
-    """o_t per section: the section text, ``Path: a_t`` (Tree+Path, TreeAgent) and, in
-    TreeAgent at a step with residual links, at most ``spans`` spans (Eq. 16, A.3)."""
-    header = sizer.count(RETRIEVED_HEADER) + 2
-    out = []
-    for t, s in enumerate(doc.sections):
-        low = s.tokens if s.tokens >= 0 else sizer.count(doc.text(t))
-        path = doc.path(t)
-        if path is not None:
-            low += sizer.count(f"\n\n{PATH_LABEL}{path}")
-        high = low + MARGIN
-        sources = doc.sources(t)
-        if sources:
-            high += header + spans * (span_tokens + 4)
-        out.append(Step(low, high))
-    return out
-
-
-class Replies:
-    """Adds one reply's calls and tokens to a :class:`Cost`: one call, or with two-stage
-    thinking (InfMem, :func:`treeagent.agents.common.reply_with_calls`) one or two."""
-
-    def __init__(self, setup: AgentSetup, sizer: Sizer) -> None:
-        self.budget = setup.thinking_budget
-        self.stop = sizer.count(sizer.prompts.render("thinking_stop")) + 8 if self.budget else 0
-        self.limit = sizer.limit
-
-    def add(self, cost: Cost, inputs: tuple[int, int], cap: int, minimal: bool = True,
-            maximal: bool = True) -> None:
-        low, high = inputs
-        if minimal:
-            cost.calls_min += 1
-            cost.input_tokens_min += low
-        if maximal:
-            if self.budget:  # stage 1 thinks <= budget; stage 2 continues that prefix
-                cost.calls_max += 2
-                cost.input_tokens_max += high + min(high + self.budget + self.stop, self.limit)
-                cost.output_tokens_max += self.budget + cap
-            else:
-                cost.calls_max += 1
-                cost.input_tokens_max += high
-                cost.output_tokens_max += cap
-
-    def out_cap(self, cap: int) -> int:
-        """A reply's longest text in tokens (both stages with two-stage thinking)."""
-        return cap + self.budget + self.stop
-
-
-def _memory_pass(cost: Cost, r: Replies, sizer: Sizer, template: str, question: str,
-                 steps: Sequence[Step], memory_cap: int, q_high: int = 0,
-                 minimal: bool = True, extra: dict[str, int] | None = None) -> None:
-    """T memory calls of a MemAgent-style pass (MemAgent, MemReread, ReMemR1)."""
-    no_memory = sizer.count(NO_MEMORY)
-    extra_high = sum((extra or {}).values())
-    for t, step in enumerate(steps):
-        mem_low, mem_high = (no_memory, no_memory) if t == 0 else (0, memory_cap)
-        inputs = sizer.call(template, {"question": question}, step.low + mem_low,
-                            step.high + mem_high + q_high + extra_high, 3 + len(extra or {}))
-        r.add(cost, inputs, memory_cap, minimal=minimal)
-
-
-CostModel = Callable[["AgentSetup", "Sizer", str, Sequence["Step"]], "Cost"]
-_COST_MODELS: dict[str, CostModel] = {}
-
-
-def cost_model_of(agent: str) -> Callable[[CostModel], CostModel]:
-    """Register the decorated function as ``agent``'s cost model (one per agent; a
-    plug-in agent registers its own the same way)."""
-
-    def register(fn: CostModel) -> CostModel:
-        _COST_MODELS[agent] = fn
-        return fn
-
-    return register
-
-
-@cost_model_of("memagent")
-def cost_memagent(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
-                  ) -> Cost:
-    """T + 1 calls."""
-    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
-    mem = r.out_cap(limits.memory)
-    _memory_pass(cost, r, sizer, "memagent_memory", problem, steps, mem)
-    r.add(cost, sizer.call("memagent_answer", {"question": problem}, 0, mem, 1), limits.answer)
-    return cost
-
-
-@cost_model_of("rememr1")
-def cost_rememr1(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
-                 ) -> Cost:
-    """T + 1 calls; a recalled memory is a past memory (<= the memory cap)."""
-    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
-    mem = r.out_cap(limits.memory)
-    recalled = max(mem, sizer.count("No memory was recalled."))
-    _memory_pass(cost, r, sizer, "rememr1_memory", problem, steps, mem,
-                 extra={"recalled": recalled})
-    r.add(cost, sizer.call("rememr1_answer", {"question": problem}, 0, mem + recalled, 2),
-          limits.answer)
-    return cost
-
-
-@cost_model_of("infmem")
-def cost_infmem(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
-                 ) -> Cost:
-    """Per step a planner reply and a write reply, the answer after the last step or
-    right after the ``EARLY_STOP``-th consecutive STOP (no write for that step)."""
-    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
-    controller = limits.controller or limits.memory
-    mem, plan_out = r.out_cap(limits.memory), r.out_cap(controller)
-    early = int(getattr(infmem, "EARLY_STOP", 3))
-    system = _infmem_system(sizer)
-    retrieved = int(getattr(infmem, "TOP_K_MAX", 20)) * (SUBCHUNK_TOKENS + 8)
-    T = len(steps)
-    stop_at = early - 1 if T >= early else None  # the step whose plan ends reading early
-    for t, step in enumerate(steps):
-        history = 16 + t * (plan_out + 32)  # "Reading step ..." + earlier searches
-        memory = mem if t else sizer.count(NO_MEMORY)
-        plan = sizer.call("infmem_plan", {"question": problem}, 0, history + memory, 2,
-                          system=system)
-        r.add(cost, plan, controller, minimal=stop_at is None or t <= stop_at)
-        write = sizer.call("infmem_write", {"question": problem}, step.low,
-                           step.high + retrieved + memory + history, 4)
-        r.add(cost, write, limits.memory, minimal=stop_at is None or t < stop_at)
-    r.add(cost, sizer.call("infmem_answer", {"question": problem}, 0, mem, 1), limits.answer)
-    return cost
-
-
-def _infmem_system(sizer: Sizer) -> int:
-    """Tokens of InfMem's tool block (its planner's system message), when it has one."""
-    describe = getattr(infmem, "tool_description", None)
-    if "infmem_tools" not in getattr(infmem, "TEMPLATES", ()) or describe is None:
-        return sizer.count(json.dumps(infmem.TOOL, ensure_ascii=False))
-    fn = infmem.TOOL["function"]
-    text = sizer.prompts.render("infmem_tools", tools=describe(infmem.TOOL),
-                                tool_names=fn["name"])
-    return sizer.count(text) + 16
-
-
-@cost_model_of("memreread")
-def cost_memreread(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]
-                 ) -> Cost:
-    """Root pass (T), then up to q = min(width, node_budget - 1) rounds of decompose +
-    re-read (T) + sub-answer + integrate; at least one decompose (when q >= 1) that
-    asks nothing; the answer."""
-    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
-    controller = limits.controller or limits.memory
-    width = int(setup.options.get("width", memreread.WIDTH))
-    nodes = int(setup.options.get("node_budget", memreread.NODE_BUDGET))
-    rounds = max(0, min(width, nodes - 1))
-    mem, sub, ans = (r.out_cap(limits.memory), r.out_cap(controller),
-                     r.out_cap(limits.answer))
-    _memory_pass(cost, r, sizer, "memreread_memory", problem, steps, mem)
-    for i in range(rounds):
-        history = i * (sub + ans + 16)
-        known = {"question": problem, "stack": getattr(memreread, "EMPTY_STACK", "")}
-        decompose = sizer.call("memreread_decompose", known, 0, mem + history, 3)
-        r.add(cost, decompose, controller, minimal=i == 0)
-        # the re-read: the sub-question is the problem (<= the decompose reply)
-        _memory_pass(cost, r, sizer, "memreread_memory", "", steps, mem, q_high=sub,
-                     minimal=False)
-        r.add(cost, sizer.call("memreread_subanswer", {}, 0, sub + mem, 2), limits.answer,
-              minimal=False)
-        r.add(cost, sizer.call("memreread_integrate", {"question": problem}, 0,
-                               mem + sub + ans + mem, 4), limits.memory, minimal=False)
-    r.add(cost, sizer.call("memreread_answer", {"question": problem}, 0, mem, 1),
-          limits.answer)
-    return cost
+                "budget_mean": round(self.budget_sum / self.examples, 1) if self.examples else 0}
 
 
 def cost_model(agent: str) -> CostModel:
-    """The cost model registered for ``agent`` (:func:`cost_model_of`); ValueError for
-    an unknown agent or one without a cost model (it cannot be planned)."""
-    AGENT_RECORDS.get(agent)  # ValueError naming the agents
-    if agent not in _COST_MODELS:
-        raise ValueError(f"no cost model for agent {agent!r} "
-                         f"(planned: {', '.join(_COST_MODELS)})")
-    return _COST_MODELS[agent]
+    """The cost model ``agent``'s record names; ValueError for an unknown agent or one
+    whose record names none (:func:`plan_examples` plans it as "cost unknown")."""
+    record = AGENT_RECORDS.get(agent)  # ValueError naming the agents
+    model = getattr(record, "cost_model", None)
+    if model is None:
+        raise ValueError(f"no cost model for agent {agent!r} (its Agent record names none: "
+                         "the plan says cost unknown)")
+    return model
 
 
 # --------------------------------------------------------------------------- planning
-
-@dataclass
-class AgentSetup:
-    """What planning needs of one agent: its tokenizer, limits and options."""
-
-    agent: str
-    tokenizer: Tokenizer
-    limits: Limits
-    request_limit: int
-    options: dict[str, Any]
-    tokenizer_name: str
-    thinking_budget: int = 0  # InfMem's stage-1 thinking budget (0: one call per reply)
-
 
 def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods: Sequence[str],
                   base_budget: int, prompts: Prompts | None = None) -> list[Row]:
@@ -375,16 +131,17 @@ def plan_examples(examples: Iterable[Any], setups: Sequence[AgentSetup], methods
                     docs[key] = prepare(ex.context, ex.format, setup.tokenizer, key[1],
                                         base_budget)
                 doc = _as_method(docs[key], method)
-                steps = observations(doc, sizer)
-                cost = cost_model(setup.agent)(setup, sizer, problem, steps)
                 row = rows.setdefault((setup.agent, method, ex.format, ex.length),
-                                      Row(setup.agent, method, ex.format, ex.length))
+                                      Row(setup.agent, method, ex.format, ex.length,
+                                          cost_known=setup.cost_model is not None))
                 row.examples += 1
                 row.sections += len(doc)
                 row.flat_sections += doc.flat_count
                 row.budget_sum += doc.budget
-                row.cost.add(cost)
-                row.example_costs.append((position, cost))
+                if row.cost_known:
+                    cost = setup.cost_model(setup, sizer, problem, observations(doc, sizer))
+                    row.cost.add(cost)
+                    row.example_costs.append((position, cost))
     order = {a: i for i, a in enumerate(AGENTS)}
     return sorted(rows.values(), key=lambda r: (order[r.agent], methods.index(r.method),
                                                 r.format, r.length))
@@ -400,62 +157,13 @@ def _as_method(doc: Document, method: str) -> Document:
                     doc.flat_count, accessible, doc.links if method == "treeagent" else 0)
 
 
-def agent_setup(agent: str, model: str, max_new_tokens: int | None,
-                options: dict[str, Any], engine_options: dict[str, Any],
-                tokenizer: str | None = None) -> AgentSetup:
-    """An agent's limits (Table 2, capped), request limit (clamped to the model's
-    context window) and tokenizer: the local model's own, else ``tokenizer`` (a
-    built-in name or folder; default qwen3, the paper checkpoints' vocabulary)."""
-    from treeagent import tokens
-    from treeagent.llm.models import ModelError, resolve_model, tokenizer_dir
-
-    record = AGENT_RECORDS.get(agent)  # ValueError naming the agents
-    cost_model(agent)  # ValueError: the agent has no cost model
-    limits = capped(record.limits, max_new_tokens)
-    window = engine_options.get("max_model_len") or engine_options.get("context_window")
-    name = tokenizer
-    try:
-        source = resolve_model(model)
-    except ModelError:
-        source = None
-    if tokenizer is None and source is not None and source.local:
-        from treeagent.agents.evaluate import model_context_window
-
-        folder = tokenizer_dir(model)
-        tok, name = tokens.load(str(folder)), source.model_id
-
-        class _Local:  # what model_context_window reads of an engine
-            pass
-
-        local = _Local()
-        local.source, local.model = source, source.model_id  # type: ignore[attr-defined]
-        window = window or model_context_window(local)  # type: ignore[arg-type]
-    else:
-        name = name or "qwen3"
-        tok = tokens.load(name)
-    return AgentSetup(agent, tok, limits, generation_limit(limits, window), dict(options),
-                      str(name), _thinking_budget(agent, options, max_new_tokens))
-
-
-def _thinking_budget(agent: str, options: dict[str, Any], max_new_tokens: int | None) -> int:
-    """Stage-1 budget of two-stage thinking as the run sets it (0: one call per reply)."""
-    from treeagent.agents import runner
-
-    opts = {**options, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {})}
-    thinking = runner.thinking(agent, opts)
-    return int(thinking.budget or 0) if thinking.enabled else 0
-
-
 def plan_params(params: Any, validated: str | Path = "validated",
                 tokenizer: str | None = None) -> tuple[list[Row], list[AgentSetup]]:
     """Plan rows for ``params`` (a :class:`treeagent.config.Params`) over the grid in
     ``validated``: every ``evaluate.agents`` x ``evaluate.methods`` x built format."""
-    setups = []
-    for agent in params.agents:
-        a = params.data["agents"][agent]
-        setups.append(agent_setup(agent, a["model"], a["max_new_tokens"], a["options"],
-                                  {**params.data["engine"]["options"], **a["engine_options"]},
-                                  tokenizer))
+    from treeagent.agents.setup import from_params
+
+    setups = [from_params(params, agent, tokenizer) for agent in params.agents]
     rows = plan_examples(read_grid(validated, params["build.formats"]), setups,
                          params.methods, int(params["sectioning.base_budget"]))
     return rows, setups
@@ -488,6 +196,10 @@ def document(rows: Sequence[Row], setups: Sequence[AgentSetup],
         total.add(r.cost)
     totals: dict[str, Any] = {"examples": sum(r.examples for r in rows),
                               "sections": sum(r.sections for r in rows), **asdict(total)}
+    unknown = [r for r in rows if not r.cost_known]
+    if unknown:  # the sums above leave these rows out
+        totals.update(cost_unknown={"rows": len(unknown),
+                                    "agents": list(dict.fromkeys(r.agent for r in unknown))})
     if throughput is not None:
         hours = throughput.gpu_hours(total.input_tokens_max, total.output_tokens_max)
         totals.update(gpu_hours=round(hours, 4))
@@ -524,6 +236,12 @@ def table(plan: dict[str, Any]) -> str:
                             "length": "", "budget_mean": ""}]
     for r in rows:
         hours = r.get("gpu_hours")
+        if r["calls_min"] is None:  # an agent without a cost model
+            lines.append(
+                f"| {r['agent']} | {r['method']} | {r['format']} | {r['length']} | "
+                f"{r['examples']} | {r['sections']} | {r['budget_mean']} | "
+                "cost unknown | cost unknown | cost unknown | |")
+            continue
         lines.append(
             f"| {r['agent']} | {r['method']} | {r['format']} | {r['length']} | "
             f"{r['examples']} | {r['sections']} | {r['budget_mean']} | "
@@ -531,6 +249,11 @@ def table(plan: dict[str, Any]) -> str:
             f"{span(r['input_tokens_min'], r['input_tokens_max'])} | "
             f"<={_human(r['output_tokens_max'])} | "
             f"{'' if hours is None else f'<={hours:.3g}'} |")
+    unknown = plan["totals"].get("cost_unknown")
+    if unknown:
+        lines.append(f"\nCost unknown: {unknown['rows']} row(s) of "
+                     f"{', '.join(unknown['agents'])} (no cost model in the agent's record); "
+                     "the total and the wall clock leave them out.")
     if plan.get("wall"):
         lines += ["", *wall_lines(plan["wall"])]
     if not plan["throughput"]:

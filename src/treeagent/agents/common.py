@@ -134,8 +134,10 @@ class Agent:
     thinking; ``paper_model``: the public checkpoint the paper evaluates (C.1), None for
     an agent outside the paper (no ``paper`` preset), with ``paper_tokenizer``, the
     tokenizer that checkpoint ships (its base model's: a :mod:`treeagent.tokens` name).
-    Its cost model, if any, is
-    registered in :mod:`treeagent.plan` (``@plan.cost_model_of(name)``)."""
+    ``cost_model``: its cost model, beside its workflow in its module
+    (``cost_model(setup, sizer, problem, steps) -> treeagent.plan.Cost``: the calls and
+    token bounds of one example, see :mod:`treeagent.plan`); None: the plan says
+    "cost unknown" for the agent."""
 
     name: str
     title: str
@@ -145,6 +147,7 @@ class Agent:
     thinking: Thinking = Thinking()
     paper_model: str | None = None
     paper_tokenizer: str | None = None
+    cost_model: Callable[..., Any] | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from treeagent.agents import setup
 from treeagent.agents.runner import Result, program, with_calls
 from treeagent.agents.templates import Prompts
 from treeagent.bench.model import Example
@@ -24,43 +25,20 @@ from treeagent.llm.base import Engine
 from treeagent.tokens import Tokenizer
 
 
-def resolve_tokenizer(engine: Engine, tokenizer: Tokenizer | str | None = None) -> Tokenizer:
-    """The evaluated model's tokenizer (C.1): ``tokenizer`` if given (an object, a
-    built-in name or a folder), else the one beside the engine's local weights."""
-    from treeagent import tokens
-
-    if tokenizer is not None and not isinstance(tokenizer, str):
-        return tokenizer
-    if isinstance(tokenizer, str):
-        return tokens.load(tokenizer)
-    named = getattr(engine, "tokenizer_name", None)  # the engine's ``tokenizer`` option
-    if isinstance(named, str) and named:
-        return tokens.load(named)
-    from treeagent.llm.models import ModelError, tokenizer_dir
-
-    source = getattr(engine, "source", None)
-    spec = getattr(source, "spec", None) or engine.model
-    try:
-        return tokens.load(str(tokenizer_dir(spec)))
-    except ModelError as exc:
-        raise ValueError(
-            f"{exc}; pass the model's tokenizer (a folder with tokenizer.json)"
-        ) from exc
+def resolve_tokenizer(engine: Engine, tokenizer: Tokenizer | str | None = None,
+                      agent: str | None = None) -> Tokenizer:
+    """The evaluated model's tokenizer (C.1) by the rules of
+    :mod:`treeagent.agents.setup`: ``tokenizer`` if given (an object, a built-in name or
+    a folder), else the engine's ``tokenizer`` option, else the one beside the engine's
+    local weights; :class:`~treeagent.agents.setup.SetupError` naming ``agent`` and the
+    setting to give otherwise."""
+    return setup.resolve_tokenizer(agent, engine.model, tokenizer, engine)[0]
 
 
 def model_context_window(engine: Engine) -> int | None:
     """The model's context length, when it can be known: the engine's
     ``context_window`` (or ``max_model_len``), else the local weights' metadata."""
-    for name in ("context_window", "max_model_len"):
-        value = getattr(engine, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    source = getattr(engine, "source", None)
-    if getattr(source, "folder", None) is None:
-        return None
-    from treeagent.llm.models import source_context_length
-
-    return source_context_length(source)
+    return setup.context_window(engine.model, engine)
 
 
 def clip_totals(values: Iterable[Any]) -> dict[str, int]:
@@ -173,15 +151,16 @@ def evaluate(
     """Run ``agent`` in ``method`` mode on every example; rows in input order.
 
     ``cache`` is a :class:`treeagent.llm.CallCache` or a path (calls are journaled
-    before use; a rerun reuses them). ``tokenizer`` defaults to the engine model's;
+    before use; a rerun reuses them). ``tokenizer`` defaults as :mod:`treeagent.agents.setup` says;
     ``context_window`` to :func:`model_context_window`. ``trace`` appends one JSON
     line per call to that file. ``progress`` shows examples done of their count (when
     ``examples`` has a length) and calls (of ``calls_total``, the plan's, where given).
     """
     from treeagent.llm.scheduler import Meter, run_programs
 
-    tok = resolve_tokenizer(engine, tokenizer)
-    window = context_window or model_context_window(engine)
+    agent_setup = setup.resolve(agent, engine=engine, tokenizer=tokenizer, options=options,
+                                window=context_window)
+    tok, window = agent_setup.tokenizer, agent_setup.context_window
     templates = prompts if isinstance(prompts, Prompts) else Prompts(prompts)
     seen: list[Example] = []  # without their contexts: rows need only the metadata
 

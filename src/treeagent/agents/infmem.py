@@ -36,9 +36,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from treeagent.agents.bm25 import BM25Index, Hit
+from treeagent.agents.bm25 import SUBCHUNK_TOKENS, BM25Index, Hit
 from treeagent.agents.common import (
     NO_MEMORY,
     Agent,
@@ -50,7 +52,11 @@ from treeagent.agents.common import (
     strip_think,
 )
 from treeagent.agents.context import Context
+from treeagent.agents.costing import Cost, Replies, Sizer, Step
 from treeagent.agents.templates import Spec
+
+if TYPE_CHECKING:
+    from treeagent.agents.setup import AgentSetup
 
 NAME = "infmem"
 LIMITS = Limits(1024, 1024, 1024, 32768)  # Table 2: memory, answer, controller, request
@@ -247,6 +253,33 @@ def run(ctx: Context) -> Program:
     return (yield from reply(calls, answer))
 
 
+def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
+    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): per step
+    a planner reply and a write reply, the answer after the last step or right after the
+    ``EARLY_STOP``-th consecutive STOP (no write for that step)."""
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
+    controller = limits.controller or limits.memory
+    mem, plan_out = r.out_cap(limits.memory), r.out_cap(controller)
+    fn = TOOL["function"]
+    system = sizer.count(sizer.prompts.render(
+        "infmem_tools", tools=tool_description(TOOL), tool_names=fn["name"])) + 16
+    retrieved = TOP_K_MAX * (SUBCHUNK_TOKENS + 8)
+    T = len(steps)
+    stop_at = EARLY_STOP - 1 if T >= EARLY_STOP else None  # the step whose plan ends reading
+    for t, step in enumerate(steps):
+        history = 16 + t * (plan_out + 32)  # "Reading step ..." + earlier searches
+        memory = mem if t else sizer.count(NO_MEMORY)
+        plan = sizer.call("infmem_plan", {"question": problem}, 0, history + memory, 2,
+                          system=system)
+        r.add(cost, plan, controller, minimal=stop_at is None or t <= stop_at)
+        write = sizer.call("infmem_write", {"question": problem}, step.low,
+                           step.high + retrieved + memory + history, 4)
+        r.add(cost, write, limits.memory, minimal=stop_at is None or t < stop_at)
+    r.add(cost, sizer.call("infmem_answer", {"question": problem}, 0, mem, 1), limits.answer)
+    return cost
+
+
 AGENT = Agent(NAME, "InfMem", LIMITS, TEMPLATES, run,
               thinking=Thinking(True, 1024),  # upstream: thinking on, 1,024 think + 1,024 reply
-              paper_model="ucmp137538/infmem-4B", paper_tokenizer="qwen3")
+              paper_model="ucmp137538/infmem-4B", paper_tokenizer="qwen3",
+              cost_model=cost)

@@ -14,12 +14,17 @@ the example with an empty answer (upstream drops the sample; C.4 scores it 0).
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING
 
 from treeagent.agents.common import NO_MEMORY, Agent, Limits, Program, Thinking, ask, strip_think
 from treeagent.agents.context import Context
+from treeagent.agents.costing import Cost, Replies, Sizer, Step, memory_pass
 from treeagent.agents.templates import Spec
 from treeagent.llm.base import Request, Response
+
+if TYPE_CHECKING:
+    from treeagent.agents.setup import AgentSetup
 
 NAME = "memagent"
 LIMITS = Limits(1024, 1024, None, 32768)  # Table 2: memory, answer, controller, request
@@ -60,7 +65,17 @@ def run(ctx: Context) -> Program:
     return (yield from ask(request))
 
 
+def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
+    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): T memory
+    calls + 1 answer, exactly."""
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
+    mem = r.out_cap(limits.memory)
+    memory_pass(cost, r, sizer, "memagent_memory", problem, steps, mem)
+    r.add(cost, sizer.call("memagent_answer", {"question": problem}, 0, mem, 1), limits.answer)
+    return cost
+
+
 AGENT = Agent(NAME, "MemAgent", LIMITS, TEMPLATES, run,
               thinking=Thinking(),  # Qwen2.5 base: no thinking switch
               paper_model="BytedTsinghua-SIA/RL-MemoryAgent-7B",
-              paper_tokenizer="qwen2.5")
+              paper_tokenizer="qwen2.5", cost_model=cost)

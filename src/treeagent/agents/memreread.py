@@ -34,11 +34,17 @@ after their last ``</think>``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from treeagent.agents.common import Agent, Limits, Program, Thinking, ask, strip_think
 from treeagent.agents.context import Context
+from treeagent.agents.costing import Cost, Replies, Sizer, Step, memory_pass
 from treeagent.agents.memagent import read_pass
 from treeagent.agents.templates import Spec
+
+if TYPE_CHECKING:
+    from treeagent.agents.setup import AgentSetup
 
 NAME = "memreread"
 LIMITS = Limits(1024, 1024, 8192, 40960)  # Table 2: memory, answer, controller, request
@@ -113,6 +119,37 @@ def run(ctx: Context) -> Program:
     return (yield from ask(final))
 
 
+def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
+    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): the root
+    pass (T), then up to q = min(width, node_budget - 1) rounds of decompose + re-read
+    (T) + sub-answer + integrate; at least one decompose (when q >= 1) that asks
+    nothing; the answer."""
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
+    controller = limits.controller or limits.memory
+    width = int(setup.options.get("width", WIDTH))
+    nodes = int(setup.options.get("node_budget", NODE_BUDGET))
+    rounds = max(0, min(width, nodes - 1))
+    mem, sub, ans = (r.out_cap(limits.memory), r.out_cap(controller),
+                     r.out_cap(limits.answer))
+    memory_pass(cost, r, sizer, "memreread_memory", problem, steps, mem)
+    for i in range(rounds):
+        history = i * (sub + ans + 16)
+        known = {"question": problem, "stack": EMPTY_STACK}
+        decompose = sizer.call("memreread_decompose", known, 0, mem + history, 3)
+        r.add(cost, decompose, controller, minimal=i == 0)
+        # the re-read: the sub-question is the problem (<= the decompose reply)
+        memory_pass(cost, r, sizer, "memreread_memory", "", steps, mem, q_high=sub,
+                    minimal=False)
+        r.add(cost, sizer.call("memreread_subanswer", {}, 0, sub + mem, 2), limits.answer,
+              minimal=False)
+        r.add(cost, sizer.call("memreread_integrate", {"question": problem}, 0,
+                               mem + sub + ans + mem, 4), limits.memory, minimal=False)
+    r.add(cost, sizer.call("memreread_answer", {"question": problem}, 0, mem, 1),
+          limits.answer)
+    return cost
+
+
 AGENT = Agent(NAME, "MemReread", LIMITS, TEMPLATES, run,
               thinking=Thinking(False),  # upstream: enable_thinking False on every call
-              paper_model="iiiiGray/MemReread-4B", paper_tokenizer="qwen3")
+              paper_model="iiiiGray/MemReread-4B", paper_tokenizer="qwen3",
+              cost_model=cost)

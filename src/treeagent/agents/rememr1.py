@@ -28,6 +28,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from treeagent.agents.common import (
     NO_MEMORY,
@@ -40,7 +41,11 @@ from treeagent.agents.common import (
     tag_blocks,
 )
 from treeagent.agents.context import Context
+from treeagent.agents.costing import Cost, Replies, Sizer, Step, memory_pass
 from treeagent.agents.templates import Spec
+
+if TYPE_CHECKING:
+    from treeagent.agents.setup import AgentSetup
 from treeagent.tokens import Tokenizer
 
 NAME = "rememr1"
@@ -143,6 +148,20 @@ def run(ctx: Context) -> Program:
     return (yield from ask(answer))
 
 
+def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
+    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): T memory
+    calls + 1 answer, exactly; a recalled memory is a past memory (<= the memory cap)."""
+    cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
+    mem = r.out_cap(limits.memory)
+    recalled = max(mem, sizer.count(NO_RECALL))
+    memory_pass(cost, r, sizer, "rememr1_memory", problem, steps, mem,
+                extra={"recalled": recalled})
+    r.add(cost, sizer.call("rememr1_answer", {"question": problem}, 0, mem + recalled, 2),
+          limits.answer)
+    return cost
+
+
 AGENT = Agent(NAME, "ReMemR1", LIMITS, TEMPLATES, run,
               thinking=Thinking(),  # Qwen2.5 base
-              paper_model="yrshi/ReMemR1-7B", paper_tokenizer="qwen2.5")
+              paper_model="yrshi/ReMemR1-7B", paper_tokenizer="qwen2.5",
+              cost_model=cost)

@@ -18,16 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from treeagent import registry
-from treeagent.agents.common import (
-    Calls,
-    Limits,
-    Thinking,
-    Unavailable,
-    generation_limit,
-    problem_text,
-)
+from treeagent.agents.common import Calls, Unavailable, problem_text
 from treeagent.agents.context import Context
 from treeagent.agents.observation import check_method, prepare
+from treeagent.agents.setup import capped, resolve, thinking
 from treeagent.agents.templates import Prompts
 from treeagent.llm.base import Request, Response
 from treeagent.tokens import Tokenizer
@@ -35,6 +29,9 @@ from treeagent.tree import Tree
 
 if TYPE_CHECKING:
     from treeagent.llm.scheduler import CallTrace
+
+__all__ = ["AGENTS", "OPTIONS", "Result", "capped", "drive", "program", "thinking",
+           "with_calls"]
 
 AGENTS = registry.AGENTS.names
 """Names of the registered agents (a live view of :data:`treeagent.registry.AGENTS`)."""
@@ -97,19 +94,6 @@ def with_calls(result: Result, calls: Sequence[CallTrace]) -> Result:
         cached_calls=sum(bool(c.cached) for c in calls), trace=trace)
 
 
-def thinking(agent: str, options: dict[str, Any]) -> Thinking:
-    """The agent's :class:`Thinking` with the ``thinking``/``thinking_budget`` options."""
-    base = registry.AGENTS.get(agent).thinking
-    enabled = options["thinking"] if "thinking" in options else base.enabled
-    budget = options["thinking_budget"] if "thinking_budget" in options else base.budget
-    if enabled is not None and not isinstance(enabled, bool):
-        raise ValueError(f"option thinking must be true, false or null, not {enabled!r}")
-    cap = options.get("max_new_tokens")
-    if budget and cap:
-        budget = min(int(budget), int(cap))
-    return Thinking(enabled, int(budget) if budget else None)
-
-
 def audit(trace: list[dict[str, Any]], steps: list[dict[str, Any]],
           clips: list[dict[str, Any]]) -> None:
     """Attach to each call of ``trace`` the reading step it carried (section index,
@@ -123,17 +107,6 @@ def audit(trace: list[dict[str, Any]], steps: list[dict[str, Any]],
         if 0 <= i < len(trace):
             trace[i].setdefault("clipped", []).append(
                 {k: v for k, v in clip.items() if k != "request"})
-
-
-def capped(limits: Limits, max_new_tokens: int | None) -> Limits:
-    """Table-2 limits with every call kind capped at ``max_new_tokens`` (a knob for
-    quick runs and tests on small CPU models; the paper settings use no cap)."""
-    if not max_new_tokens:
-        return limits
-    cap = int(max_new_tokens)
-    return Limits(min(limits.memory, cap), min(limits.answer, cap),
-                  None if limits.controller is None else min(limits.controller, cap),
-                  limits.request)
 
 
 def program(
@@ -178,17 +151,16 @@ def _run(agent: str, method: str, document: str | Tree, fmt: str | None, questio
          context_window: int | None, options: dict[str, Any],
          clock: Callable[[], float]) -> Generator[Request, Response, Result]:
     start = clock()
-    workflow = registry.AGENTS.get(agent)
+    setup = resolve(agent, tokenizer=tokenizer, options=options, window=context_window)
     doc = prepare(document, fmt, tokenizer, method, base_budget)
-    limits = capped(workflow.limits, options.get("max_new_tokens"))
-    calls = Calls(prompts, tokenizer, generation_limit(limits, context_window),
-                  thinking=thinking(agent, options))
-    ctx = Context(doc, problem, question.strip(), prompts, calls, limits, tokenizer, options)
+    calls = Calls(prompts, tokenizer, setup.request_limit, thinking=setup.thinking)
+    ctx = Context(doc, problem, question.strip(), prompts, calls, setup.limits, tokenizer,
+                  options)
     ctx.details.update({"links": doc.links, "request_limit": calls.request_limit})
     prediction: str | None
     error = None
     try:
-        prediction = yield from workflow.run(ctx)
+        prediction = yield from setup.record.run(ctx)
     except Unavailable as exc:
         prediction, error = None, str(exc)
     ctx.details["clipped"] = calls.clipped

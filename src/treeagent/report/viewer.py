@@ -213,17 +213,12 @@ def write_from_pipeline(p: Any, runs_dir: str | Path, validated_dir: str | Path,
                         records: pd.DataFrame | None) -> dict[str, dict[str, str]]:
     """The report stage's viewer: examples from ``validated/``, traces from ``runs/``,
     sections with each evaluated agent's tokenizer (as :mod:`treeagent.evidence` does)."""
+    from treeagent.agents.setup import from_params
     from treeagent.bench import io
-    from treeagent.plan import agent_setup
 
     agents = list(dict.fromkeys(scores["agent"]))
     methods = list(dict.fromkeys(scores["method"]))
-    toks = {}
-    for agent in agents:
-        a = p.data["agents"][agent]
-        toks[agent] = agent_setup(agent, a["model"], a["max_new_tokens"], a["options"],
-                                  {**p.data["engine"]["options"], **a["engine_options"]}
-                                  ).tokenizer
+    toks = {agent: from_params(p, agent).tokenizer for agent in agents}
 
     def examples() -> Iterable[Any]:
         for fmt in p["build.formats"]:
