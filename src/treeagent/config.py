@@ -221,6 +221,8 @@ class Params:
         options = {**self.data["engine"]["options"], **a["engine_options"], "model": a["model"]}
         if name == "openai" and str(a["revision"]) != "auto":
             options["revision"] = str(a["revision"])
+        if a.get("tokenizer") and name in ("openai", "vllm"):  # the client counts with it
+            options.setdefault("tokenizer", a["tokenizer"])
         return name, options
 
     def evaluate_kwargs(self, agent: str) -> dict[str, Any]:
@@ -230,9 +232,10 @@ class Params:
         options = dict(a["options"])
         if a["max_new_tokens"] is not None:
             options["max_new_tokens"] = a["max_new_tokens"]
+        tokenizer = {"tokenizer": a["tokenizer"]} if a.get("tokenizer") else {}
         return {"base_budget": self.data["sectioning"]["base_budget"],
                 "concurrency": self.data["evaluate"]["concurrency"],
-                "cache": self.data["evaluate"]["cache"], "options": options}
+                "cache": self.data["evaluate"]["cache"], "options": options, **tokenizer}
 
 
 def get(data: Mapping[str, Any], key: str) -> Any:
@@ -454,9 +457,11 @@ def validate(data: Any, source: str = "params") -> Params:
         for name, spec in agents.items():
             key = f"agents.{name}"
             if name not in agent_names or not c.keys(key, spec, ("model", "revision", "max_new_tokens",
-                                                            "options", "engine_options")):
+                                                            "options", "engine_options"),
+                                                     ("tokenizer",)):
                 continue
             c.text(f"{key}.model", spec.get("model"))
+            c.text(f"{key}.tokenizer", spec.get("tokenizer"), optional=True)
             rev = spec.get("revision")
             if isinstance(rev, bool) or not isinstance(rev, str | int) or rev == "":
                 c.fail(f"{key}.revision", f"expected a commit/hash/label or 'auto', got "

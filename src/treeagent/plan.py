@@ -240,7 +240,7 @@ def table(plan: dict[str, Any]) -> str:
             lines.append(
                 f"| {r['agent']} | {r['method']} | {r['format']} | {r['length']} | "
                 f"{r['examples']} | {r['sections']} | {r['budget_mean']} | "
-                "cost unknown | cost unknown | cost unknown | |")
+                "cost unknown | - | - | |")
             continue
         lines.append(
             f"| {r['agent']} | {r['method']} | {r['format']} | {r['length']} | "
