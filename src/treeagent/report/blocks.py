@@ -1,30 +1,38 @@
-"""Report blocks beyond Tables 1/3/4 and Figures 2/3: provenance, per-task x length tables
-for every dataset, evidence integrity, sample predictions and the gate results.
+"""Typed report blocks: report.md and index.html are one list of these, in order.
 
-A block is ``(kind, payload)``: ``h2``/``p`` text, ``table`` (headers, rows, id), ``img``
-(path, id), ``kv`` (rows of key, value, id), ``links`` (rows of text, href).
+Each kind of block is one dataclass with exactly one Markdown rendering (``markdown()``)
+and one HTML rendering (``html(base)``, ``base`` the report's folder, where a figure's
+file is read to embed it). Text is escaped where it is rendered: :func:`md_text` for
+Markdown (a CommonMark renderer shows it as written, never as raw HTML), ``html.escape``
+for HTML. A table cell is a ``str``; a :class:`Bold` cell is emphasised, a :class:`Link`
+cell links to its ``href``.
 """
 
 from __future__ import annotations
 
-import json
-import math
+import base64
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
-import pandas as pd
+MISSING = "—"
+_NUMERIC = re.compile(r"^[-−+\[\]()\d.,%\s—n=†]*$")
+_MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|#~])")
 
-from treeagent.report import tables as T
-from treeagent.report import uncertainty as U
-
-SAMPLES_PER_METHOD = 5
-PREDICTION_CHARS = 160
+#: the caution under the title when a run evaluates the demo's small model
 SMALL_MODEL_NOTE = (
     "The demo's SmolLM2-135M-Instruct is a 135M-parameter model and scores near zero on "
     "these questions whichever method it reads; the measurement is the paper preset with "
     "the real checkpoints (python -m treeagent.config write --preset paper), while the "
     "evidence-integrity tables below need no model at all.")
+
+
+class Bold(str):
+    """A table cell to emphasise (the strictly best score within a group and column)."""
 
 
 class Link(str):
@@ -38,196 +46,211 @@ class Link(str):
         return cell
 
 
-VIEWER_DIR = "examples"
-VIEWER_LINK = ("Every example, step by step: the context with each method's sections, each "
-               "step's prompt and memory (examples/index.html)", f"{VIEWER_DIR}/index.html")
+def md_text(text: object) -> str:
+    """Text for report.md that a CommonMark renderer shows as written: ``&``, ``<``,
+    ``>`` as entities (no raw HTML, so a ``<script>`` in a question or prediction stays
+    text), emphasis, link, code, table and heading marks backslash-escaped, line breaks
+    as spaces."""
+    out = "".join(_MD_ENTITIES.get(ch, ch) for ch in str(text))
+    return " ".join(_MD_PUNCT.sub(r"\\\1", out).splitlines())
 
 
-def _pct(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{float(x):.1f}%"
+def md_href(href: str) -> str:
+    """A link target for report.md (spaces and brackets percent-encoded)."""
+    return quote(href, safe="/:#%")
 
 
-def _with_interval(score: float, iv: U.Interval) -> str:
-    bounds = f" [{100 * iv.lo:.1f}, {100 * iv.hi:.1f}]" if iv.known else ""
-    return f"{score:.1f}{bounds} n={iv.n}{U.FLAG if iv.small else ''}"
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) in pixels from a PNG's IHDR chunk; None if ``data`` is no PNG."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-def provenance_blocks(prov: dict[str, Any]) -> list[tuple[str, Any]]:
-    rows = [[f"model ({T.AGENT_NAMES.get(a, a)})", f"{m} @ {r}"] for a, m, r in prov["models"]]
-    rows += [[f"tokenizer ({T.AGENT_NAMES.get(a, a)})", t]
-             for a, t in prov.get("tokenizers", {}).items()]
-    rows += [["engine", prov["engine"]], ["preset", prov["preset"]],
-             ["params hash (sha256)", prov["params_hash"]]]
-    diff = prov.get("params_diff") or []
-    rows.append(["params differing from the preset",
-                 "; ".join(f"{k} = {json.dumps(v)} (preset {json.dumps(p)})"
-                           for k, v, p in diff) or "none"])
-    rows += [["git commit", prov["commit"]], ["date", prov["date"]],
-             ["treeagent", prov["treeagent"]]]
-    return [("h2", "Provenance"), ("kv", (rows, "provenance"))]
+@dataclass(frozen=True)
+class Heading:
+    """A section heading (level 1: the report's title)."""
+
+    text: str
+    level: int = 2
+
+    def markdown(self) -> str:
+        return f"{'#' * self.level} {md_text(self.text)}"
+
+    def html(self, base: Path) -> str:
+        return f"<h{self.level}>{html.escape(self.text)}</h{self.level}>"
 
 
-def task_length_blocks(cells: pd.DataFrame, names: dict[str, str],
-                       intervals: dict[tuple, U.Interval] | None = None
-                       ) -> list[tuple[str, Any]]:
-    """One table per dataset: rows agent x method x task, columns lengths, each cell
-    'score [95% interval] n=...' (the interval where ``intervals`` has the cell)."""
-    out: list[tuple[str, Any]] = [
-        ("h2", "Scores per task and length (%, [95% interval], n examples)"),
-        ("p", U.describe())]
-    for ds in T.ordered(cells["dataset"], T.DATASETS):
-        t = T.task_length_scores(cells, ds)
-        lengths = sorted(set(int(n) for n in t["length"]))
-        lookup = {(r.agent, r.method, r.task, int(r.length)): (r.score, int(r.n))
-                  for r in t.itertuples()}
-        rows = []
-        for (agent, method, task), _ in t.groupby(["agent", "method", "task"], sort=False):
-            row = [names.get(agent, agent), T.METHOD_NAMES.get(method, method),
-                   T.TASK_NAMES.get(task, task)]
-            for n in lengths:
-                v = lookup.get((agent, method, task, n))
-                iv = (intervals or {}).get((ds, task, n, agent, method)) or U.Interval(
-                    math.nan, math.nan, v[1] if v else 0)
-                row.append("—" if v is None else _with_interval(v[0], iv))
-            rows.append(row)
-        out += [("p", f"{T.DATASET_NAMES.get(ds, ds)}:"),
-                ("table", (["Memory agent", "Method", "Task",
-                            *[T.length_label(n) for n in lengths]], rows, f"tasks-{ds}"))]
-    return out
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph of text."""
+
+    text: str
+
+    def markdown(self) -> str:
+        return md_text(self.text)
+
+    def html(self, base: Path) -> str:
+        return f"<p>{html.escape(self.text)}</p>"
 
 
-def evidence_blocks(table: pd.DataFrame, figure: str | None) -> list[tuple[str, Any]]:
-    tokenizers = list(dict.fromkeys(table["tokenizer"]))
-    out: list[tuple[str, Any]] = [
-        ("h2", "Evidence integrity: records split by each method's sections"),
-        ("p", "For every example, the records its answer depends on (the asked records; "
-              "for aggregations every in-scope record) located in the context, and the "
-              "sections each method reads counted with the evaluated model's tokenizer "
-              f"({', '.join(tokenizers)}): Flat at C, Tree/Tree+Path/TreeAgent at B*. A "
-              "record is split when its content spans more than one section. No model "
-              "call is involved."),
-    ]
-    several = len(tokenizers) > 1
-    rows = []
-    for r in table.itertuples():
-        rows.append([*([r.tokenizer] if several else []), T.DATASET_NAMES.get(r.format, r.format),
-                     T.length_label(r.length), T.METHOD_NAMES.get(r.method, r.method),
-                     str(r.examples), str(int(r.records)), f"{r.sections:.1f}",
-                     _pct(r.records_split), _pct(r.examples_split), _pct(r.in_scope_split)])
-    out.append(("table", ([*(["Tokenizer"] if several else []), "Format", "Length", "Method",
-                           "Examples", "Records", "Sections", "Records split",
-                           "Examples with a split record", "In-scope records split "
-                           "(aggregations)"], rows, "evidence")))
-    totals = table.groupby("method", sort=False)[["split", "records"]].sum()
-    out.append(("p", "Records split over all examples: " + ", ".join(
-        f"{T.METHOD_NAMES.get(m, m)} {_pct(100 * r.split / r.records if r.records else None)}"
-        for m, r in totals.iterrows()) + "."))
-    if figure:
-        out += [("h2", "Figure E: evidence records split (%) per format and length"),
-                ("img", (figure, "figure-evidence"))]
-    return out
+@dataclass(frozen=True)
+class Caution:
+    """A highlighted note: a caveat the reader must not miss (quoted in Markdown)."""
+
+    text: str
+
+    def markdown(self) -> str:
+        return f"> {md_text(self.text)}"
+
+    def html(self, base: Path) -> str:
+        return f'<p class="note">{html.escape(self.text)}</p>'
 
 
-def _evidence_note(records: pd.DataFrame | None, example: str, agent: str, method: str
-                   ) -> str:
-    if records is None or not len(records):
-        return "—"
-    r = records[(records["example_id"] == example) & (records["agent"] == agent)
-                & (records["method"] == method)]
-    if not len(r):
-        return "—"
-    spans = [f"chars {int(a)}–{int(b)}: {int(n)} section{'s' if n != 1 else ''}"
-             for a, b, n in zip(r["start"], r["end"], r["sections_spanned"]) if pd.notna(a)]
-    split = int((r["sections_spanned"] > 1).sum())
-    head = f"{len(r)} record{'s' if len(r) != 1 else ''}, {split} split"
-    return head + ("; " + "; ".join(spans[:2]) + (" …" if len(spans) > 2 else "")
-                   if spans else "")
+def _md_cell(cell: str) -> str:
+    text = md_text(cell)
+    if isinstance(cell, Link):
+        text = f"[{text}]({md_href(cell.href)})"
+    return f"**{text}**" if isinstance(cell, Bold) else text
 
 
-def _short(text: Any) -> str:
-    if text is None or (isinstance(text, float) and math.isnan(text)):
-        return "(no response)"
-    one = " ".join(str(text).split())
-    return one if len(one) <= PREDICTION_CHARS else one[:PREDICTION_CHARS - 1] + "…"
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A pipe table: the first column left-aligned, the others right-aligned."""
+    lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
+             "|" + "|".join(":--" if i == 0 else "--:" for i in range(len(headers))) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
-def sample_examples(scores: pd.DataFrame, k: int = SAMPLES_PER_METHOD) -> list[str]:
-    """``k`` example ids scored under every method, taken in turn from each dataset."""
-    methods = set(scores["method"])
-    per = scores.groupby("example_id")["method"].agg(set)
-    common = sorted(e for e, ms in per.items() if ms == methods)
-    by_ds: dict[str, list[str]] = {}
-    ds_of = dict(zip(scores["example_id"], scores["dataset"]))
-    for e in common:
-        by_ds.setdefault(ds_of[e], []).append(e)
-    order = [by_ds[d] for d in T.ordered(by_ds, T.DATASETS)]
-    picked: list[str] = []
-    while len(picked) < k and any(order):
-        for lst in order:
-            if lst and len(picked) < k:
-                picked.append(lst.pop(0))
-    return picked
+def _html_cell(cell: str) -> str:
+    text = html.escape(str(cell))
+    if isinstance(cell, Link):
+        text = f'<a href="{html.escape(cell.href)}">{text}</a>'
+    cls = ' class="num"' if _NUMERIC.match(str(cell)) else ""
+    return f"<td{cls}><b>{text}</b></td>" if isinstance(cell, Bold) else f"<td{cls}>{text}</td>"
 
 
-def sample_blocks(scores: pd.DataFrame, records: pd.DataFrame | None,
-                  names: dict[str, str], viewer: dict[str, dict[str, str]] | None = None
-                  ) -> list[tuple[str, Any]]:
-    """Sample predictions; with ``viewer`` (example id -> its page and question, from
-    :func:`treeagent.report.viewer.write_examples`) each example links to its page at
-    that run, and the question is shown."""
-    ids = sample_examples(scores)
-    viewer = viewer or {}
-    out: list[tuple[str, Any]] = [
-        ("h2", f"Sample predictions ({len(ids)} examples per method)"),
-        ("p", "The same examples under every method: the reference, the final response "
-              "(whitespace collapsed, cut at 160 characters), its score and where the "
-              "evidence sits in that method's sections."
-              + (" Each example opens its page of the viewer at that run." if viewer else "")),
-    ]
-    if viewer:
-        out.append(("links", [VIEWER_LINK]))
-    agents = T.ordered(scores["agent"], T.AGENTS)
-    for agent in agents:
-        for method in T.ordered(scores["method"], T.METHODS):
-            s = scores[(scores["agent"] == agent) & (scores["method"] == method)
-                       ].set_index("example_id")
-            rows = [[_example_cell(e, viewer, agent, method),
-                     *([_short(viewer.get(e, {}).get("question"))] if viewer else []),
-                     _short(s.at[e, "reference"]), _short(s.at[e, "prediction"]),
-                     f"{100 * float(s.at[e, 'score']):.0f}",
-                     _evidence_note(records, e, agent, method)]
-                    for e in ids if e in s.index]
-            out += [("p", f"{names.get(agent, agent)} / {T.METHOD_NAMES.get(method, method)}:"),
-                    ("table", (["Example", *(["Question"] if viewer else []), "Reference",
-                                "Prediction", "Score", "Evidence"],
-                               rows, f"samples-{agent}-{method}"))]
-    return out
+@dataclass(frozen=True)
+class Table:
+    """A table with a header row; ``caption`` is shown above it, each of ``notes`` below
+    it as a :class:`Caution`; ``id`` is the HTML table's id (a link target)."""
+
+    headers: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    id: str = ""
+    caption: str | None = None
+    notes: Sequence[str] = ()
+
+    def markdown(self) -> str:
+        parts = [Paragraph(self.caption).markdown()] if self.caption else []
+        parts.append(_md_table(self.headers, self.rows))
+        parts += [Caution(n).markdown() for n in self.notes]
+        return "\n\n".join(parts)
+
+    def html(self, base: Path) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
+        body = "".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>"
+                       for row in self.rows)
+        attr = f' id="{html.escape(self.id)}"' if self.id else ""
+        parts = [Paragraph(self.caption).html(base)] if self.caption else []
+        parts.append(f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+                     "</table>")
+        parts += [Caution(n).html(base) for n in self.notes]
+        return "\n".join(parts)
 
 
-def _example_cell(example: str, viewer: dict[str, dict[str, str]], agent: str,
-                  method: str) -> str:
-    page = viewer.get(example, {}).get("page")
-    if not page:
-        return example
-    return Link(example, f"{VIEWER_DIR}/{quote(page)}#{quote(agent, safe='')}/"
-                         f"{quote(method, safe='')}")
+@dataclass(frozen=True)
+class KeyValues:
+    """A two-column table of facts, key then value (the provenance)."""
+
+    rows: Sequence[tuple[str, str]]
+    id: str
+
+    def markdown(self) -> str:
+        return _md_table(["", ""], [[str(k), str(v)] for k, v in self.rows])
+
+    def html(self, base: Path) -> str:
+        cells = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}"
+                        f"</td></tr>" for k, v in self.rows)
+        return (f'<section id="{html.escape(self.id)}"><table class="kv">'
+                f"<tbody>{cells}</tbody></table></section>")
 
 
-def validation_blocks(files: list[str], out_dir: Path) -> list[tuple[str, Any]]:
-    """Links to the Great Expectations results (``reports/validation/<gate>.json``)."""
-    rows = []
-    for f in files:
-        path = Path(f)
-        ok = "—"
-        try:
-            ok = "passed" if json.loads(path.read_text())["success"] else "FAILED"
-        except (OSError, ValueError, KeyError):
-            pass
-        try:
-            href = path.resolve().relative_to(out_dir.resolve()).as_posix()
-        except ValueError:
-            href = path.resolve().as_uri()
-        rows.append((f"{path.stem} gate: {ok}", href))
-    return [("h2", "Great Expectations gates"), ("links", rows)] if rows else []
+@dataclass(frozen=True)
+class Figure:
+    """An image file under the report's folder (``src``, relative; None: not drawn),
+    with its caption written once below it (never drawn into the image). In HTML it is
+    embedded as a data: URI at its native pixel size, so the page alone keeps it; a
+    missing file keeps its relative path."""
+
+    src: str | None
+    id: str
+    caption: str | None = None
+
+    def markdown(self) -> str:
+        image = (f"![{md_text(Path(self.src).stem)}]({md_href(self.src)})" if self.src
+                 else MISSING)
+        return f"{image}\n\n{md_text(self.caption)}" if self.caption else image
+
+    def html(self, base: Path) -> str:
+        if not self.src:
+            return f"<p>{MISSING}</p>"
+        path = base / self.src
+        ref, size = self.src, None
+        if path.is_file():
+            data = path.read_bytes()
+            size = png_size(data)
+            if size:
+                ref = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+        cap = f"<figcaption>{html.escape(self.caption)}</figcaption>" if self.caption else ""
+        return (f'<figure id="{html.escape(self.id)}"><img src="{html.escape(ref)}"{dims} '
+                f'alt="{html.escape(self.id or self.src)}" data-file="{html.escape(self.src)}">'
+                f"{cap}</figure>")
+
+
+@dataclass(frozen=True)
+class LinkList:
+    """A bulleted list of links, (text, href) each."""
+
+    links: Sequence[tuple[str, str]]
+
+    def markdown(self) -> str:
+        return "\n".join(f"- [{md_text(text)}]({md_href(href)})" for text, href in self.links)
+
+    def html(self, base: Path) -> str:
+        items = "".join(f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>'
+                        for text, href in self.links)
+        return f'<ul class="links">{items}</ul>'
+
+
+Block = Heading | Paragraph | Caution | Table | KeyValues | Figure | LinkList
+
+STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+  color:#1d1d1f;max-width:1180px;margin:2em auto;padding:0 1.5em;background:#fff}
+h1{font-size:1.7em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:1.8em;
+  border-bottom:2px solid #e4e4e7;padding-bottom:.2em}
+p.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.6em .9em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-variant-numeric:tabular-nums}
+th{background:#f4f4f5;font-weight:600}td,th{padding:4px 10px;border:1px solid #e4e4e7;
+  text-align:left;vertical-align:top}td.num{text-align:right}
+tbody tr:nth-child(even){background:#fafafa}td b{color:#b00020}
+table.kv td{text-align:left}table.kv td:first-child{font-weight:600;white-space:nowrap}
+figure{margin:1em 0;overflow-x:auto}figure img{max-width:none;border:1px solid #e4e4e7}
+figcaption{font-style:italic;margin-top:.3em}
+ul.links li{margin:.2em 0}
+"""
+
+
+def markdown_document(blocks: Sequence[Block]) -> str:
+    """report.md: the blocks' Markdown, a blank line after each."""
+    return "\n".join(part for block in blocks for part in (block.markdown(), ""))
+
+
+def html_document(title: str, blocks: Sequence[Block], base: Path) -> str:
+    """index.html: one self-contained page (styles inline, figures embedded)."""
+    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width\"><title>"
+            f"{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
+            + "\n".join(block.html(base) for block in blocks) + "\n</body></html>\n")
