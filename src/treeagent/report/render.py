@@ -32,6 +32,7 @@ from treeagent.report.blocks import (
     markdown_document,
     png_size,
 )
+from treeagent.report.sections import with_interval
 
 __all__ = ["MISSING", "Bold", "build_report", "fmt", "png_size", "table1_rows",
            "table4_warning", "with_interval", "ZERO_GAINS", "ZERO_GAINS_ZERO_SCORES",
@@ -68,14 +69,6 @@ def _groups(agents: list[str]) -> list[str]:
     """The agents, then the agent mean when there are several (with one agent the mean
     only repeats its rows, so the tables leave it out; metrics.json keeps it)."""
     return [*agents, "mean"] if len(agents) > 1 else list(agents)
-
-
-def with_interval(text: str, iv: U.Interval | None, digits: int = 1) -> str:
-    """``text`` (a score) followed by its 95% interval (in %), n and the small-n flag."""
-    if iv is None or text == MISSING:
-        return text
-    bounds = f" [{100 * iv.lo:.{digits}f}, {100 * iv.hi:.{digits}f}]" if iv.known else ""
-    return f"{text}{bounds} n={iv.n}{U.FLAG if iv.small else ''}"
 
 
 def table1_rows(t1: T.Table1, names: dict[str, str],

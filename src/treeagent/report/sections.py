@@ -16,6 +16,7 @@ import pandas as pd
 from treeagent.report import tables as T
 from treeagent.report import uncertainty as U
 from treeagent.report.blocks import (
+    MISSING,
     Block,
     Figure,
     Heading,
@@ -35,13 +36,16 @@ VIEWER_LINK = ("Every example, step by step: the context with each method's sect
 
 def _pct(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
+        return MISSING
     return f"{float(x):.1f}%"
 
 
-def _with_interval(score: float, iv: U.Interval) -> str:
-    bounds = f" [{100 * iv.lo:.1f}, {100 * iv.hi:.1f}]" if iv.known else ""
-    return f"{score:.1f}{bounds} n={iv.n}{U.FLAG if iv.small else ''}"
+def with_interval(text: str, iv: U.Interval | None, digits: int = 1) -> str:
+    """``text`` (a score) followed by its 95% interval (in %), n and the small-n flag."""
+    if iv is None or text == MISSING:
+        return text
+    bounds = f" [{100 * iv.lo:.{digits}f}, {100 * iv.hi:.{digits}f}]" if iv.known else ""
+    return f"{text}{bounds} n={iv.n}{U.FLAG if iv.small else ''}"
 
 
 def provenance_blocks(prov: dict[str, Any]) -> list[Block]:
@@ -81,7 +85,7 @@ def task_length_blocks(cells: pd.DataFrame, names: dict[str, str],
                 v = lookup.get((agent, method, task, n))
                 iv = (intervals or {}).get((ds, task, n, agent, method)) or U.Interval(
                     math.nan, math.nan, v[1] if v else 0)
-                row.append("—" if v is None else _with_interval(v[0], iv))
+                row.append(MISSING if v is None else with_interval(f"{v[0]:.1f}", iv))
             rows.append(row)
         out.append(Table(["Memory agent", "Method", "Task",
                           *[T.length_label(n) for n in lengths]], rows, f"tasks-{ds}",
