@@ -7,6 +7,7 @@ caller (``sectioning``).
 
 from __future__ import annotations
 
+import array
 import functools
 import gzip
 import hashlib
@@ -16,6 +17,7 @@ import json
 import os
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -99,7 +101,7 @@ _LINE_SAFE_PATTERNS = frozenset({
 _LINE_START = re.compile(r"\n[ \t]*(?=[!-.0-~])")
 
 
-def _line_pieces(text: str) -> list[str]:
+def _iter_line_pieces(text: str) -> Iterator[str]:
     r"""Pieces of ``text`` (concatenating to it) cut only at pre-token boundaries, for the
     line-safe split patterns above (and NFC: every cut is next to an ASCII starter).
 
@@ -113,22 +115,24 @@ def _line_pieces(text: str) -> list[str]:
     cl100k's ``\s++$`` (its trailing whitespace is "\n"-terminated or only spaces/tabs).
     Repeated lines (indentation apart) are then tokenized once.
     """
-    out: list[str] = []
-    add = out.append
     a = 0
     for m in _LINE_START.finditer(text):
         b = m.start() + 1  # after the line break
         c = m.end() - 1  # before the last indentation character
         if b > a:
-            add(text[a:b])
+            yield text[a:b]
         if c > b:
-            add(text[b:c])
+            yield text[b:c]
             a = c
         else:
             a = b
     if a < len(text):
-        add(text[a:])
-    return out
+        yield text[a:]
+
+
+def _line_pieces(text: str) -> list[str]:
+    """``_iter_line_pieces`` as a list."""
+    return list(_iter_line_pieces(text))
 
 
 def _dedup_ids(pieces: list[str], encode_many) -> np.ndarray:
@@ -167,6 +171,16 @@ def _cap_pieces(pieces: list[str], digit_safe: bool) -> list[str]:
     return out
 
 
+def _iter_capped(pieces: Iterable[str], digit_safe: bool) -> Iterator[str]:
+    """``_cap_pieces`` one piece at a time."""
+    for p in pieces:
+        if not digit_safe or len(p) <= 2 * _CHUNK:
+            yield p
+            continue
+        points = _split_points(p)
+        yield from (p[a:b] for a, b in zip(points, points[1:]))
+
+
 def _char_starts(text: str, byte_starts: np.ndarray) -> np.ndarray:
     """Map UTF-8 byte offsets to Python character offsets."""
     if text.isascii():
@@ -193,6 +207,112 @@ class _ByteLevel:
         if total != len(text.encode("utf-8", "surrogatepass")):
             return None  # normalization changed the bytes: caller uses offsets
         return _char_starts(text, starts)
+
+
+#: distinct piece characters tokenized at a time, output tokens assembled at a time by
+#: ``_piece_starts``: no per-token Python object outlives one batch (memory, not speed)
+_BATCH_CHARS = 1 << 18
+_GATHER_TOKENS = 1 << 20
+
+
+def _excl_cumsum(values: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(values), dtype=np.int64)
+    if len(values) > 1:
+        np.cumsum(values[:-1], out=out[1:])
+    return out
+
+
+def _relative_starts(
+    batch: list[str], seqs: list[list[int]], byte_len: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token starts inside each piece of ``batch`` (flat, in characters) from the pieces'
+    token ids ``seqs``, each piece's token count, and whether its tokens' bytes add up
+    to the piece (False where a normalizer changed them: those starts are meaningless)."""
+    counts = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    ids = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int64,
+                      count=int(counts.sum()))  # fmt: skip
+    blen = byte_len[ids]
+    del ids
+    first = _excl_cumsum(counts)
+    cum = np.zeros(len(blen) + 1, dtype=np.int64)
+    np.cumsum(blen, out=cum[1:])
+    token_bytes = cum[first + counts] - cum[first]
+    rel = cum[:-1] - np.repeat(cum[first], counts)  # byte offset inside the piece
+    chars = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+    joined = "".join(batch)
+    if joined.isascii():
+        return rel, counts, token_bytes == chars
+    sizes = np.fromiter((len(p.encode("utf-8", "surrogatepass")) for p in batch),
+                        dtype=np.int64, count=len(batch))  # fmt: skip
+    raw = np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    cont = np.zeros(len(raw) + 1, dtype=np.int32)  # continuation bytes in raw[:i]
+    np.cumsum((raw & 0xC0) == 0x80, out=cont[1:])
+    at = np.minimum(rel + np.repeat(_excl_cumsum(sizes), counts), len(raw) - 1)
+    # the character holding byte ``at`` (a token may start inside one: byte fallback)
+    rel = at - cont[at + 1] - np.repeat(_excl_cumsum(chars), counts)
+    return rel, counts, token_bytes == sizes
+
+
+def _piece_starts(
+    pieces: Iterable[str], n_chars: int,
+    encode: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """Token starts of the concatenation of ``pieces`` (``n_chars`` characters; every
+    piece boundary a pre-token boundary), each distinct piece tokenized once:
+    ``encode(batch)`` gives the starts inside each piece (flat) and each piece's token
+    count. Pieces are tokenized ``_BATCH_CHARS`` characters at a time and the output
+    assembled ``_GATHER_TOKENS`` tokens at a time, so memory stays a few bytes per
+    token: int32 offsets (int64 from 2**31 characters)."""
+    dtype = np.int32 if n_chars < 2**31 else np.int64
+    slot: dict[str, int] = {}
+    order = array.array("q")  # slot of each piece, in text order
+    lengths = array.array("q")  # characters of each distinct piece
+    rels: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    batch: list[str] = []
+    size = 0
+
+    def flush(batch: list[str]) -> None:
+        rel, n = encode(batch)
+        rels.append(rel.astype(dtype))
+        counts.append(n)
+
+    for piece in pieces:
+        k = slot.get(piece)
+        if k is None:
+            k = slot[piece] = len(slot)
+            lengths.append(len(piece))
+            batch.append(piece)
+            size += len(piece)
+            if size >= _BATCH_CHARS:
+                flush(batch)
+                batch, size = [], 0
+        order.append(k)
+    if batch:
+        flush(batch)
+    slot.clear()
+    if not order:
+        return np.zeros(0, dtype=dtype)
+    rel = np.concatenate(rels)
+    rels.clear()
+    count = np.concatenate(counts)
+    first = _excl_cumsum(count)
+    which = np.frombuffer(order, dtype=np.int64)
+    per_piece = count[which]
+    ends = np.cumsum(per_piece)
+    offsets = _excl_cumsum(np.frombuffer(lengths, dtype=np.int64)[which])
+    out = np.empty(int(ends[-1]), dtype=dtype)
+    i = 0
+    while i < len(which):
+        t0 = int(ends[i - 1]) if i else 0
+        j = max(i + 1, int(np.searchsorted(ends, t0 + _GATHER_TOKENS, "right")))
+        t1 = int(ends[j - 1])
+        n = per_piece[i:j]
+        gather = np.repeat(first[which[i:j]] - _excl_cumsum(n), n)
+        gather += np.arange(t1 - t0, dtype=np.int64)
+        out[t0:t1] = rel[gather] + np.repeat(offsets[i:j], n)
+        i = j
+    return out
 
 
 def _hf_line_safe(spec: dict) -> bool:
@@ -356,14 +476,49 @@ class HFTokenizer:
         return np.fromiter((i for e in encs for i in e.ids), dtype=np.int64)
 
     def token_starts(self, text: str) -> np.ndarray:
+        """Token starts by pieces cut at pre-token boundaries (line starts where
+        line-safe, else digit boundaries), each distinct piece tokenized once; int32."""
         if not text:
             return np.zeros(0, dtype=np.int64)
-        if self._fast is not None:
-            starts = self._fast.starts_from_ids(text, self._ids(text))
-            if starts is not None:
-                return starts
-        enc = self._tok.encode(text, add_special_tokens=False)
-        return np.fromiter((o[0] for o in enc.offsets), dtype=np.int64, count=len(enc.ids))
+        if self._fast is None:
+            enc = self._tok.encode(text, add_special_tokens=False)
+            return np.fromiter((o[0] for o in enc.offsets), dtype=np.int64, count=len(enc.ids))
+        if self.line_safe_for(text):
+            if self._spec is not None and len(text) >= _TWIN_MIN_CHARS:
+                self.prepare()
+            pieces = _iter_capped(_iter_line_pieces(text), self.digit_safe)
+            return _piece_starts(pieces, len(text), self._piece_offsets)
+        points = _split_points(text) if self.digit_safe else [0, len(text)]
+        pieces = (text[a:b] for a, b in zip(points, points[1:]))
+        return _piece_starts(pieces, len(text), functools.partial(self._piece_offsets, twin=False))
+
+    def _piece_offsets(self, batch: list[str], twin: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Token starts inside each piece (flat) and token counts: from the ids' byte
+        lengths (the tiktoken twin for NFC pieces without added tokens); pieces whose
+        bytes a normalizer changed take tokenizers' offsets instead."""
+        seqs: list[list[int]] = [[] for _ in batch]
+        plain = [i for i, t in enumerate(batch) if twin and self._twin_applies([t])]
+        if plain:
+            for i, ids in zip(plain, self._encode_many([batch[i] for i in plain])):
+                seqs[i] = ids
+        rest = sorted(set(range(len(batch))) - set(plain))
+        if rest:
+            encs = self._tok.encode_batch_fast([batch[i] for i in rest], add_special_tokens=False)
+            for i, e in zip(rest, encs):
+                seqs[i] = e.ids
+            del encs
+        assert self._fast is not None
+        rel, counts, ok = _relative_starts(batch, seqs, self._fast.byte_len)
+        del seqs
+        if ok.all():
+            return rel, counts
+        parts = np.split(rel, np.cumsum(counts)[:-1])
+        for i in np.flatnonzero(~ok):
+            enc = self._tok.encode(batch[i], add_special_tokens=False)
+            parts[i] = np.fromiter((o[0] for o in enc.offsets), dtype=np.int64,
+                                   count=len(enc.ids))  # fmt: skip
+            counts[i] = len(parts[i])
+        return np.concatenate(parts), counts
 
     def truncate(self, text: str, n: int) -> str:
         enc = self._tok.encode(text, add_special_tokens=False)
@@ -407,11 +562,14 @@ class TiktokenTokenizer:
     def token_starts(self, text: str) -> np.ndarray:
         if not text:
             return np.zeros(0, dtype=np.int64)
-        ids = _dedup_ids(_cap_pieces(_line_pieces(text), True), self._encode_many)
-        starts = self._fast.starts_from_ids(text, ids)
-        if starts is None:  # pragma: no cover - tiktoken does not normalize
+        return _piece_starts(_iter_capped(_iter_line_pieces(text), True), len(text),
+                             self._piece_offsets)  # fmt: skip
+
+    def _piece_offsets(self, batch: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        rel, counts, ok = _relative_starts(batch, self._encode_many(batch), self._fast.byte_len)
+        if not ok.all():  # pragma: no cover - tiktoken does not normalize
             raise TokenizerError(f"{self.name}: token bytes do not add up to the text")
-        return starts
+        return rel, counts
 
     def line_safe_for(self, text: str) -> bool:
         """Line cuts hold in any text (``encode_ordinary`` matches no special tokens)."""

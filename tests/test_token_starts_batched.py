@@ -1,0 +1,70 @@
+"""Token starts computed piece by piece in bounded batches (``tokens._piece_starts``)
+equal the offsets of one whole-text encode, for any text: batch and gather sizes are
+shrunk here so that every piece, batch and chunk boundary is exercised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from treeagent import tokens
+
+# lines of indentation, digits, words, non-ASCII letters, combining marks (not NFC),
+# byte-fallback characters and repeats, the shapes that decide the pieces
+ATOMS = st.sampled_from([
+    "\n", "\n  ", "\n    ", "\t", " ", "  ", "- ", "key: ", '"v"', "{", "}", "[1, 2]", ",",
+    "12", "3.5e7", "x9", "word", "Wörter", "χ12", "e\u0301", "\u212b", "日本語", "😀",
+    "\U0001d11e", "<div>", "</p>", "//", "#", "'", "\r\n", "ﬁ",
+])  # fmt: skip
+TEXTS = st.lists(ATOMS, min_size=1, max_size=120).map("".join)
+
+
+def reference(tok: Any, text: str) -> list[int]:
+    """Whole-text offsets from tokenizers itself (no pieces, no twin, no batches)."""
+    return [o[0] for o in tok._tok.encode(text, add_special_tokens=False).offsets]
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(tokens, "_BATCH_CHARS", 16)
+    monkeypatch.setattr(tokens, "_GATHER_TOKENS", 7)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS)
+def test_qwen3_starts_equal_whole_text_offsets(qwen3, small_batches, text: str) -> None:
+    got = qwen3.token_starts(text)
+    assert got.tolist() == reference(qwen3, text)
+    assert got.dtype == np.int32
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS)
+def test_qwen3_twin_starts_equal_whole_text_offsets(qwen3, small_batches, text: str) -> None:
+    qwen3.prepare()  # the tiktoken twin for NFC pieces, tokenizers for the others
+    assert qwen3.token_starts(text * 3).tolist() == reference(qwen3, text * 3)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS)
+def test_cl100k_starts_equal_token_byte_offsets(small_batches, text: str) -> None:
+    tok = tokens.load("cl100k_base")
+    ids = tok._enc.encode_ordinary(text)
+    raw = text.encode("utf-8", "surrogatepass")
+    byte_starts = np.cumsum([0] + [len(tok._enc.decode_single_token_bytes(i)) for i in ids])[:-1]
+    # the character holding each token's first byte
+    lead = [i for i, b in enumerate(raw) if b & 0xC0 != 0x80]
+    expected = [int(np.searchsorted(lead, b, "right")) - 1 for b in byte_starts]
+    assert tok.token_starts(text).tolist() == expected
+
+
+def test_long_text_with_an_added_token_uses_digit_pieces(qwen3, small_batches) -> None:
+    text = "row 1: é\u0301 <|im_start|> 22 apples\n  more 3 " * 40
+    assert qwen3.token_starts(text).tolist() == reference(qwen3, text)
