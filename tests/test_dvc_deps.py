@@ -332,6 +332,8 @@ def test_acquiring_the_sample_imports_no_agent_prompt_or_engine(tmp_path):
     assert any((tmp_path / "raw").rglob("*")), "nothing acquired"
     assert not [m for m in loaded if m.startswith(("treeagent.agents", "treeagent.llm",
                                                    "treeagent.prompts"))], loaded
+    deps = stages()["acquire"]["deps"]  # the static reading covers what ran
+    assert all(covered(module_file(m), deps) for m in loaded), loaded
 
 
 def test_loading_params_imports_no_agent(tmp_path):
