@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -255,6 +255,54 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         cell[1] += 1
     return {a: {m: {"records": n, "split_percent": round(100 * s / n, 2)}
                 for m, (s, n) in by_m.items()} for a, by_m in out.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRate:
+    """Section-count match (4.5, C.5) of one agent (or ``"mean"``) on one format, at one
+    length or every length (``length`` None): of ``examples`` TreeAgent examples,
+    ``matched`` have n_x(B*) = T_flat(x, C); ``rate`` in % (None with no example)."""
+
+    agent: str
+    format: str
+    length: int | None
+    examples: int
+    matched: int | None  # None for the agent mean (a mean of rates, not a count)
+    rate: float | None
+
+
+def match_rates(rows: Iterable[Mapping[str, Any]], by_length: bool = False
+                ) -> list[MatchRate]:
+    """The share of examples whose TreeAgent section count equals Flat's, from evidence
+    example rows (:data:`EXAMPLE_COLUMNS`): per agent and format (and length with
+    ``by_length``), then the agents' mean per format (and length), each agent weighted
+    equally as the paper's 74.8% is. Only ``method == "treeagent"`` rows count: their
+    ``sections`` is n_x(B*), their ``flat_sections`` T_flat(x, C) (Eq. 2) counted with
+    the same tokenizer; a row missing either is left out. Order: agents, then the mean;
+    formats and lengths as first seen, lengths ascending."""
+    counts: dict[tuple[str, str, int | None], list[int]] = {}
+    for r in rows:
+        if r.get("method") != "treeagent" or r.get("sections") is None \
+                or r.get("flat_sections") is None:
+            continue
+        key = (str(r["agent"]), str(r["format"]),
+               int(r["length"]) if by_length else None)
+        cell = counts.setdefault(key, [0, 0])
+        cell[0] += int(r["sections"]) == int(r["flat_sections"])
+        cell[1] += 1
+    agents = list(dict.fromkeys(k[0] for k in counts))
+    cells = list(dict.fromkeys((k[1], k[2]) for k in counts))
+    fmt_rank = {f: i for i, f in enumerate(dict.fromkeys(f for f, _ in cells))}
+    cells.sort(key=lambda c: (fmt_rank[c[0]], c[1] or 0))
+    out = [MatchRate(a, f, n, counts[(a, f, n)][1], counts[(a, f, n)][0],
+                     100 * counts[(a, f, n)][0] / counts[(a, f, n)][1])
+           for a in agents for f, n in cells if (a, f, n) in counts]
+    if len(agents) > 1:
+        for f, n in cells:
+            per = [r for r in out if (r.format, r.length) == (f, n)]
+            out.append(MatchRate("mean", f, n, sum(r.examples for r in per), None,
+                                 sum(r.rate or 0.0 for r in per) / len(per)))
+    return out
 
 
 def dumps(summary_: dict[str, Any]) -> str:
