@@ -1,13 +1,15 @@
 """Scheduled and event-driven reruns of the pipeline (a served Prefect deployment).
 
-``serve`` registers the ``benchmark`` flow as the deployment ``benchmark/treeagent`` with
-a cron schedule and an event trigger on ``model.updated``, then executes its runs in this
-process until stopped. ``bump`` pins a new model revision for one agent in params.yaml
-(comments kept) and emits ``model.updated``; the trigger starts a run, whose ``dvc
-repro`` reruns exactly that agent's evaluate/score stages and the report. Every run ends
-with ``dvc push`` to the project's default DVC remote, so other hosts and clones ``dvc
-pull`` its outputs (``--no-push``: keep them here); with no remote configured, ``serve``
-says so at start and each run says it pushed nothing. ``bump`` and ``emit`` with no
+``serve`` registers the ``benchmark`` flow (flows/record.py: ``dvc repro``, ``dvc push``,
+then the run recorded as a result version on the git branch ``results``) as the
+deployment ``benchmark/treeagent`` with a cron schedule and an event trigger on
+``model.updated``, then executes its runs in this process until stopped. ``bump`` pins a
+new model revision for one agent in params.yaml (comments kept) and emits
+``model.updated``; the trigger starts a run, whose ``dvc repro`` reruns exactly that
+agent's evaluate/score stages and the report. Every run ends with ``dvc push`` to the
+project's default DVC remote, so other hosts and clones ``dvc pull`` its outputs
+(``--no-push``: keep them here); with no remote configured, ``serve`` says so at start
+and each run says it pushed nothing. ``bump`` and ``emit`` with no
 Prefect server to send to (``PREFECT_API_URL`` unset, or nothing answers there) exit 1
 with one line, params.yaml unchanged. prefect.yaml declares the same deployment for a
 ``prefect worker`` that outlives any terminal (docs/pipeline.md).
@@ -54,18 +56,20 @@ def trigger(project: str, push: bool = True) -> Any:
 def serve(project: str, cron: str | None, limit: int | None = None,
           push: bool = True) -> None:
     """Serve the ``benchmark`` flow as a deployment with ``cron`` and the event trigger;
-    each run pushes its outputs to the default DVC remote at the end (``push``)."""
+    each run pushes its outputs to the default DVC remote (``push``), then records its
+    result version (flows/record.py)."""
     import _remote
-    from benchmark import benchmark_flow
+    from record import benchmark_and_record
 
     project = str(Path(project).resolve())
     if push:
         remote = _remote.default_remote(project)
         print(f"runs push to DVC remote {remote[0]} ({remote[1]})" if remote
               else f"warning: {_remote.none_configured('push')}", file=sys.stderr)
-    benchmark_flow.serve(name=DEPLOYMENT, cron=cron, triggers=[trigger(project, push)],
-                         parameters={"project": project, "push": push}, limit=limit,
-                         print_starting_message=True)
+    benchmark_and_record.serve(name=DEPLOYMENT, cron=cron,
+                               triggers=[trigger(project, push)],
+                               parameters={"project": project, "push": push}, limit=limit,
+                               print_starting_message=True)
 
 
 class NoServer(RuntimeError):

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from treeagent import cli, config
-from treeagent.report import db, history, versions
+from treeagent.report import changes, db, history, versions
 from treeagent.report.cli_history import masked
 from treeagent.report.schema import write_scores
 
@@ -250,7 +250,7 @@ def test_change_delta_and_paired_interval_by_hand() -> None:
         _frame("memagent", "flat", "r2", {"a": 0.0, "b": 1.0}),
         _frame("memagent", "treeagent", "r2", {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.0}),
         _frame("infmem", "flat", "s1", {"a": 1.0, "b": 0.0})])  # unchanged: not listed
-    found = {(c.agent, c.method): c for c in history.changes(previous, current, seed=7)}
+    found = {(c.agent, c.method): c for c in changes.changes(previous, current, seed=7)}
     assert set(found) == {("memagent", "flat"), ("memagent", "treeagent")}
 
     flat = found[("memagent", "flat")]
@@ -272,7 +272,7 @@ def test_paired_interval_matches_the_normal_approximation_on_many_examples() -> 
     old = rng.uniform(size=400)
     new = np.clip(old + rng.normal(0.05, 0.1, size=400), 0, 1)
     ids = {f"e{i}": v for i, v in enumerate(old)}
-    found = history.changes(_frame("m", "flat", "r1", ids),
+    found = changes.changes(_frame("m", "flat", "r1", ids),
                             _frame("m", "flat", "r2", dict(zip(ids, new))), seed=1)
     (c,) = found
     d = 100 * (new - old)

@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "treeagent.cli_serve",  # treeagent serve
     "treeagent.report.cli_view",  # treeagent view
     "treeagent.cli_models",  # treeagent models lock
+    "treeagent.report.cli_history",  # treeagent history [record]
 )
 """Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
 

@@ -13,6 +13,10 @@
 * When ``scores`` exists two derived views follow: ``cells`` (C.4 step 1: mean score
   and count per dataset, task, length, agent, method) and ``paired`` (TreeAgent vs Flat
   on matched examples with ``diff`` = score difference).
+* In a git repository, ``history`` (scores per version x agent x method x model
+  revision) over the table ``history_versions`` (the example scores of every result
+  version on the ``results`` branch; :mod:`treeagent.report.history`), empty when none
+  is recorded.
 * ``treeagent query`` without ``--db`` builds these views in memory over the files that
   exist now (never stale). ``treeagent report`` also saves them to
   ``reports/treeagent.duckdb``: views over absolute paths (the file stays valid when
@@ -107,9 +111,12 @@ def _select(con: Any, files: list[str]) -> str:
     return f"SELECT * FROM {source})"
 
 
-def create_views(con: Any, views: dict[str, list[str]], portable: bool = False) -> list[str]:
+def create_views(con: Any, views: dict[str, list[str]], portable: bool = False,
+                 history: str | Path | None = None) -> list[str]:
     """Create (or replace) the views on a DuckDB connection; returns their names.
-    ``portable``: tables holding the data instead of views over the files."""
+    ``portable``: tables holding the data instead of views over the files. ``history``:
+    a project whose recorded result versions form the ``history`` view
+    (:func:`treeagent.report.history.create_history`; none outside a git repository)."""
     names = []
     kind = "TABLE" if portable else "VIEW"
     for name, files in sorted(views.items()):
@@ -119,6 +126,10 @@ def create_views(con: Any, views: dict[str, list[str]], portable: bool = False) 
         for name, sql in DERIVED.items():
             con.execute(f'CREATE OR REPLACE VIEW "{name}" AS {sql}')
             names.append(name)
+    if history is not None:
+        from treeagent.report.history import create_history
+
+        names += create_history(con, history)
     return names
 
 
@@ -131,15 +142,17 @@ def connect(db: str | Path | None = None, root: str | Path = "."):
             raise FileNotFoundError(f"{db}: no such database")
         return duckdb.connect(str(db), read_only=True)
     con = duckdb.connect()
-    create_views(con, discover(root))
+    create_views(con, discover(root), history=root)
     return con
 
 
 def write_database(path: str | Path, views: dict[str, list[str]],
-                   portable: bool = False) -> Path:
+                   portable: bool = False, history: str | Path | None = ".") -> Path:
     """Save the views to a DuckDB file, replacing any older one: views over the files'
     absolute paths (valid wherever the database is moved, while the files stay), or
-    with ``portable`` tables holding the data (valid anywhere, no Parquet needed)."""
+    with ``portable`` tables holding the data (valid anywhere, no Parquet needed); with
+    the ``history`` of the recorded result versions of that project (the ``history``
+    view over the table ``history_versions``, which holds their example scores)."""
     import duckdb
 
     out = Path(path)
@@ -149,7 +162,7 @@ def write_database(path: str | Path, views: dict[str, list[str]],
     absolute = {name: [str(Path(f).resolve()) for f in files] for name, files in views.items()}
     con = duckdb.connect(str(out))
     try:
-        create_views(con, absolute, portable=portable)
+        create_views(con, absolute, portable=portable, history=history)
     finally:
         con.close()
     return out

@@ -334,6 +334,9 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
         blocks.append(LinkList([S.VIEWER_LINK]))
     blocks += S.sample_blocks(scores, evidence_records, names, viewer)
     blocks += S.validation_blocks(validation or [], out_dir)
+    from treeagent.report.changes import change_blocks  # the results branch of the cwd
+
+    blocks += change_blocks(scores, names, seed)
     blocks += missing
     (out_dir / "report.md").write_text(markdown_document(blocks), encoding="utf-8")
     (out_dir / "index.html").write_text(html_document(TITLE, blocks, out_dir),
