@@ -149,9 +149,11 @@ def _table1_section(scores: pd.DataFrame, cells: pd.DataFrame, t1: T.Table1,
 
 def _comparison_section(scores: pd.DataFrame, cells: pd.DataFrame, t1: T.Table1,
                         dataset: str, names: dict[str, str], figures: dict[str, Figure],
-                        seed: int, metrics: dict[str, Any]) -> list[Block]:
+                        seed: int, metrics: dict[str, Any],
+                        evidence: pd.DataFrame | None = None) -> list[Block]:
     """Figures 2-3, Tables 3-4 and the section-count match rate (Flat vs TreeAgent);
-    their numbers go into ``metrics``."""
+    their numbers go into ``metrics``. Table 3 also gives the match rate per format from
+    the ``evidence`` rows (every built example, no model)."""
     if not {"flat", "treeagent"} <= set(t1.methods):
         return [Paragraph("Flat vs TreeAgent comparisons (Figures 2-3, Tables 3-4, match "
                           "rate) need both methods; not available.")]
@@ -171,10 +173,14 @@ def _comparison_section(scores: pd.DataFrame, cells: pd.DataFrame, t1: T.Table1,
         blocks.append(Table(["Memory agent", *[T.TASK_NAMES.get(t, t) for t in tasks]],
                             rows, "figure3-data"))
     r = T.computation_ratios(scores, dataset)
+    match_heads, match_cells, match_note, by_format = S.match_rate_columns(evidence)
     blocks += [Heading(f"Table 3: realized computation on {ds_name} (TreeAgent / Flat)"),
-               Table(["Memory agent", "Model calls", "Input tokens", "Matched"],
+               Table(["Memory agent", "Model calls", "Input tokens", "Matched", *match_heads],
                      [[names.get(x.agent, x.agent), fmt(x.calls, 3), fmt(x.input_tokens, 3),
-                       str(x.n)] for x in r.itertuples()], "table3")]
+                       str(x.n), *match_cells.get(x.agent, [MISSING] * len(match_heads))]
+                      for x in r.itertuples()], "table3"), *match_note]
+    if by_format:
+        metrics["section_match_by_format"] = by_format
     metrics["computation"] = {x.agent: {"calls": _num(x.calls),
                                         "input_tokens": _num(x.input_tokens)}
                               for x in r.itertuples()}
@@ -319,7 +325,8 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
     table1, metrics = _table1_section(scores, cells, t1, names, seed, grid)
     clipped, metrics["clipped"] = _clip_section(scores, names)
     blocks += table1 + clipped
-    blocks += _comparison_section(scores, cells, t1, dataset, names, figures, seed, metrics)
+    blocks += _comparison_section(scores, cells, t1, dataset, names, figures, seed, metrics,
+                                  evidence)
     missing, metrics["missing_cells"] = _missing_section(cells, grid)
     blocks += S.task_length_blocks(
         cells, names, {k: U.cell_interval(v, seed) for k, v in U.cell_values(scores).items()})

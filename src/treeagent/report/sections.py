@@ -127,6 +127,39 @@ def evidence_blocks(table: pd.DataFrame, figure: str | None) -> list[Block]:
     return out
 
 
+PAPER_MATCH_NOTE = "the paper: 74.8% on JSON, C.5"
+
+
+def match_rate_columns(evidence: pd.DataFrame | None
+                       ) -> tuple[list[str], dict[str, list[str]], list[Block], dict[str, Any]]:
+    """Table 3's section-count columns (4.5, C.5), from the evidence example rows
+    (:func:`treeagent.evidence.match_rates`): one header per format, the cells of each
+    agent ('rate% n=N'), a paragraph with the agents' mean (equal weight, as the paper's
+    74.8%) and metrics.json's ``section_match_by_format`` (format -> agent or ``mean`` ->
+    rate, n). Nothing without evidence rows."""
+    from treeagent.evidence import match_rates
+
+    if evidence is None or not len(evidence):
+        return [], {}, [], {}
+    rates = match_rates(evidence.to_dict("records"))
+    formats = list(dict.fromkeys(r.format for r in rates))
+    headers = [f"Equal section counts, {T.DATASET_NAMES.get(f, f)}" for f in formats]
+    by = {(r.agent, r.format): r for r in rates}
+    cells = {a: [f"{_pct(by[(a, f)].rate)} n={by[(a, f)].examples}" if (a, f) in by
+                 else MISSING for f in formats] for a in dict.fromkeys(r.agent for r in rates)}
+    metrics = {f: {r.agent: {"rate": None if r.rate is None else round(r.rate, 4),
+                             "n": r.examples} for r in rates if r.format == f}
+               for f in formats}
+    text = ("Equal section counts: the share of examples whose TreeAgent section count "
+            "n(B*) equals Flat's T_flat at C, counted with each agent's tokenizer "
+            f"(evidence rows, every built example; {PAPER_MATCH_NOTE}).")
+    if "mean" in cells:
+        text += " Agent mean (agents weighted equally): " + ", ".join(
+            f"{T.DATASET_NAMES.get(f, f)} {c}" for f, c in zip(formats, cells.pop("mean"))
+        ) + "."
+    return headers, cells, [Paragraph(text)], metrics
+
+
 def _evidence_note(records: pd.DataFrame | None, example: str, agent: str, method: str
                    ) -> str:
     if records is None or not len(records):
