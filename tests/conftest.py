@@ -28,9 +28,9 @@ from treeagent import tokens  # noqa: E402
 
 # The longest files (minutes each on 2 cores: real pipelines, SmolLM2 end to end, every
 # mirror file), started first so that no worker is left with one of them at the end.
-_SLOW_FIRST = ("test_pipeline.py", "test_bench_sources.py", "test_pipeline_rerun.py",
-               "test_agents_smollm2.py", "test_evaluate_shards.py", "test_html_format.py",
-               "test_serve_cli.py", "test_llm_resume.py", "test_plan.py")
+_SLOW_FIRST = ("test_pipeline.py", "test_plugin_pipeline.py", "test_bench_sources.py",
+               "test_pipeline_rerun.py", "test_agents_smollm2.py", "test_evaluate_shards.py",
+               "test_html_format.py", "test_serve_cli.py", "test_llm_resume.py", "test_plan.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -149,7 +149,10 @@ class BenchFormat:
     * ``binding(piece)``: a name the piece declares that may occur once per context
       (JavaScript bindings), "" otherwise;
     * ``file_units(text, file)``: the units of one acquired file (:class:`UnitFile`);
-      None: the whole file is one unit (a JSON response, an OpenAPI document).
+      None: the whole file is one unit (a JSON response, an OpenAPI document);
+    * ``sources``: a plug-in format's source groups
+      (:class:`treeagent.bench.sources.registry.Source`; the built-ins' are declared in
+      that module), acquired from a mirror folder ``<mirror>/<format>/<source>/``.
     """
 
     name: str
@@ -161,6 +164,7 @@ class BenchFormat:
     check_raw: Callable[[str], str | None]
     binding: Callable[[str], str] = _no_binding
     file_units: Callable[[str, UnitFile], Iterator[Unit]] | None = None
+    sources: tuple[Any, ...] = ()
 
     @property
     def title(self) -> str:

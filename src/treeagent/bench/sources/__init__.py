@@ -65,8 +65,7 @@ def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | 
     when ``dedupe``; each skipped unit, dropped record and rejected initializer is
     appended to ``rejections``.
     """
-    if format not in FORMATS:
-        raise ValueError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
+    known = {s.name: s for s in sources_of(format)}  # ValueError for an unknown format
     seen: dict[str, str] = {}
     root = Path(raw_dir)
 
@@ -77,7 +76,7 @@ def units(format: str, *, raw_dir: str | Path = "raw", sources: Iterable[str] | 
 
     for entry in _entries(format, raw_dir, sources):
         source = entry["source"]
-        spec = SOURCES.get((format, source))
+        spec = known.get(source)
         rel = entry["file"].split("/", 2)[2]
         try:
             text = decode(format, (root / entry["file"]).read_bytes())

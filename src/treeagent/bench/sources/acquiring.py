@@ -12,7 +12,7 @@ from typing import Any
 
 from treeagent.bench.sources import jsrepo
 from treeagent.bench.sources.raw import RawWriter, mirror_provenance
-from treeagent.bench.sources.registry import FORMATS, MODES, Source, sources_of
+from treeagent.bench.sources.registry import MODES, Source, sources_of
 
 
 def sample_root() -> Path:
@@ -69,8 +69,7 @@ def acquire(mode: str, *, formats: Iterable[str], sources: Iterable[str] | None 
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     fmts = list(formats)
     for f in fmts:
-        if f not in FORMATS:
-            raise ValueError(f"unknown format {f!r} (choose from {', '.join(FORMATS)})")
+        sources_of(f)  # ValueError for an unknown format
     names = list(sources) if sources is not None else None
     chosen = [s for f in fmts for s in sources_of(f, names)
               if mode == "sample" or not s.extra.get("sample_only")]

@@ -526,10 +526,12 @@ adds its own through the entry point group ``treeagent.bench``."""
 
 
 def sources_of(fmt: str, names: list[str] | tuple[str, ...] | None = None) -> list[Source]:
-    """The sources of ``fmt`` (all, or those named), in registry order."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
-    found = [s for (f, _), s in SOURCES.items() if f == fmt]
+    """The sources of ``fmt`` (all, or those named), in registry order; a plug-in
+    format's are those its bench hooks declare (``BenchFormat.sources``)."""
+    if fmt not in FORMATS and fmt not in BENCH:
+        raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(BENCH.names)})")
+    found = ([s for (f, _), s in SOURCES.items() if f == fmt] if fmt in FORMATS
+             else list(BENCH.get(fmt).sources))
     if names is None:
         return found
     known = {s.name for s in found}
@@ -537,7 +539,7 @@ def sources_of(fmt: str, names: list[str] | tuple[str, ...] | None = None) -> li
 
 
 def get(fmt: str, name: str) -> Source:
-    try:
-        return SOURCES[(fmt, name)]
-    except KeyError:
-        raise ValueError(f"unknown source {fmt}/{name}") from None
+    found = [s for s in sources_of(fmt) if s.name == name] if fmt in BENCH else []
+    if not found:
+        raise ValueError(f"unknown source {fmt}/{name}")
+    return found[0]

@@ -29,7 +29,13 @@ VAGUE = frozenset({"role", "class", "domain", "date", "status", "amount", "count
 
 
 def source(fmt: str, name: str) -> Source | None:
-    return SOURCES.get((fmt, name))
+    """The source ``fmt``/``name`` (a plug-in format's too), None if unknown."""
+    from treeagent.bench.sources.registry import get
+
+    try:
+        return SOURCES.get((fmt, name)) or get(fmt, name)
+    except ValueError:
+        return None
 
 
 def unit_source(unit_id: str) -> tuple[str, str]:
