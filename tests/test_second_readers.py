@@ -132,3 +132,17 @@ def test_a_flag_does_not_skip_an_existing_second_reader(toy_format):
     ctx = validate.ContextCheck(format="json", text="{}", unit_sources=[])
     row = {"format": "json", "task": "one_field", "answer": "1", "flags": [UNCONFIRMED]}
     assert validate.second_reader(row, {"op": "lookup"}, ctx).startswith("second reader:")
+
+
+def test_params_validation_names_a_build_format_without_second_reader(toy_format):
+    from treeagent import config
+
+    data = config.preset("demo")
+    data["acquire"]["formats"] = data["build"]["formats"] = ["json", TOY]
+    with pytest.raises(config.ParamsError, match="build.formats: toyjson: no second reader"):
+        config.validate(data)
+    data["build"]["second_reader"] = False
+    assert config.validate(data).build_kwargs()["second_reader"] is False
+    data["build"]["second_reader"] = "no"
+    with pytest.raises(config.ParamsError, match="build.second_reader: expected true/false"):
+        config.validate(data)
