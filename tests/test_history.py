@@ -142,6 +142,13 @@ def test_history_lists_every_version_with_its_revisions_and_scores(
     assert status == 0
     assert len(out.splitlines()) == 1 + 8 and "cccc3333" in out
 
+    # a fresh clone has only origin/results: it lists the same versions, offline
+    clone = project.parent / "clone"
+    run(["git", "clone", "-q", str(project), str(clone)], project.parent)
+    assert run(["git", "branch", "--list", "results"], clone) == ""
+    status, out, _ = _cli(capsys, "history", "--project", str(clone), "--format", "json")
+    assert status == 0 and json.loads(out) == rows
+
     # the DuckDB view has the same rows
     con = db.connect(root=project)
     view = con.execute("SELECT version, agent, method, revision, score, n FROM history").fetchall()
@@ -320,3 +327,19 @@ def test_a_project_outside_git_keeps_no_version(tmp_path: Path) -> None:
         versions.record(tmp_path)
     assert history.create_history(__import__("duckdb").connect(), tmp_path) == []
     assert not os.path.exists(tmp_path / ".git")
+
+
+def test_the_scheduled_flow_records_its_run(project: Path, tmp_path: Path) -> None:
+    """flows/record.py (the deployment's entrypoint): ``dvc repro``, then the version of
+    the run it produced (its dvc.lock)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(tmp_path / "prefect"), DO_NOT_TRACK="1",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    done = subprocess.run([sys.executable, str(ROOT / "flows" / "record.py"), "--project",
+                           str(project), "--no-push"], cwd=project, env=env, text=True,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "recorded version 1" in done.stdout + done.stderr
+    assert (project / "runs" / "memagent" / "flat" / "scores.parquet").is_file()  # repro ran
+    assert run(["git", "rev-list", "--count", "results"], project).strip() == "1"
+    assert run(["git", "show", "results:dvc.lock"], project) == (project / "dvc.lock").read_text()
