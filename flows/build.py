@@ -13,6 +13,7 @@ from __future__ import annotations  # noqa: I001 (_common precedes prefect)
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="validated")
     args = ap.parse_args(argv)
     p = _common.start(args.params)
+    from treeagent.bench.build import BuildParams
     from treeagent.runners import from_params
+
+    try:  # refused before any work: e.g. a format without a second reader
+        BuildParams(**p.build_kwargs())
+    except ValueError as exc:
+        print(f"error: {args.params}: build: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
     with _common.artifact_errors():
         build_flow.with_options(task_runner=from_params(p["runner"]))(args.params, args.raw,

@@ -134,15 +134,44 @@ def test_a_flag_does_not_skip_an_existing_second_reader(toy_format):
     assert validate.second_reader(row, {"op": "lookup"}, ctx).startswith("second reader:")
 
 
-def test_params_validation_names_a_build_format_without_second_reader(toy_format):
+
+def test_the_build_stage_refuses_it_in_one_line(tmp_path):
+    """The pipeline's build stage, with the toy distribution installed without its second
+    reader's entry point: one line naming build.second_reader's flag, exit 2, no output."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from treeagent import config
+
+    root = Path(__file__).resolve().parents[1]
+    info = tmp_path / "site" / "treeagent_toy-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: treeagent-toy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[treeagent.formats]\ntoyjson = treeagent_toy:FORMAT\n"
+                                           "[treeagent.bench]\ntoyjson = treeagent_toy:BENCH\n")
+    data = config.preset("demo")
+    data["acquire"]["formats"] = data["build"]["formats"] = [TOY]
+    data["report"]["dataset"] = TOY
+    (tmp_path / "params.yaml").write_text(config.dump(data))
+    env = {**__import__("os").environ, "PYTHONPATH": f"{tmp_path / 'site'}:"
+           f"{root / 'tests' / 'fixtures' / 'toy_plugin'}", "PREFECT_HOME": str(tmp_path / "p")}
+    proc = subprocess.run([sys.executable, str(root / "flows" / "build.py")], cwd=tmp_path,
+                          env=env, text=True, capture_output=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(
+        "error: params.yaml: build: format 'toyjson' has no second reader"), proc.stderr
+    assert "--no-second-reader (build.second_reader: false)" in proc.stderr
+    assert not (tmp_path / "validated").exists()
+
+
+def test_params_validation_checks_the_second_reader_key():
     from treeagent import config
 
     data = config.preset("demo")
-    data["acquire"]["formats"] = data["build"]["formats"] = ["json", TOY]
-    with pytest.raises(config.ParamsError, match="build.formats: toyjson: no second reader"):
-        config.validate(data)
     data["build"]["second_reader"] = False
     assert config.validate(data).build_kwargs()["second_reader"] is False
+    assert config.validate(config.preset("demo")).build_kwargs()["second_reader"] is True
     data["build"]["second_reader"] = "no"
     with pytest.raises(config.ParamsError, match="build.second_reader: expected true/false"):
         config.validate(data)

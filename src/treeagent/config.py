@@ -386,13 +386,6 @@ def validate(data: Any, source: str = "params") -> Params:
         if not isinstance(b.get("second_reader", True), bool):
             c.fail("build.second_reader", f"expected true/false, got "
                                           f"{_kind(b.get('second_reader'))}")
-        elif b.get("second_reader", True) and isinstance(b.get("formats"), list):
-            lacking = [f for f in b["formats"] if isinstance(f, str)
-                       and f in registry.FORMATS.names and f not in registry.SECOND_READERS.names]
-            if lacking:  # names only: no plug-in is imported to validate
-                c.fail("build.formats", f"{', '.join(lacking)}: no second reader (entry point "
-                                        "group treeagent.second_reader); build.second_reader: "
-                                        "false keeps its examples, flagged unconfirmed")
 
     s = data.get("sectioning")
     if s is not None and c.keys("sectioning", s, ("base_budget", "search")):

@@ -353,8 +353,9 @@ TASKS: Registry[Any] = Registry("task", ("treeagent.scoring:TASK_RECORDS",))
 """The eight tasks of paper 4.1 (:class:`treeagent.scoring.Task`); fixed. (scoring is a
 light module: its records are imported to learn the names.)"""
 
-SECOND_READERS: Registry[Any] = Registry("second reader", (
-    "treeagent.bench.second_readers:BUILTIN",), group="treeagent.second_reader")
+SECOND_READERS: Registry[Any] = Registry("second reader", dict.fromkeys(
+    ("json", "html", "yaml", "javascript"), "treeagent.bench.second_readers:BUILTIN"),
+    group="treeagent.second_reader")
 """Each benchmark format's second reader (:class:`treeagent.bench.second_readers.
 SecondReader`, paper B.1): the paper's four are read by
 :mod:`treeagent.bench.independent` itself; a plug-in format declares its own under the
