@@ -315,7 +315,7 @@ def test_report_shows_the_change_against_the_previous_version(
     # memagent/flat [1,0,1,1] -> [1,1,1,1]: 75 -> 100, delta +25 on 4 pairs;
     # memagent/treeagent [1,1,0,0] -> [0,1,0,0]: 50 -> 25, delta -25; infmem unchanged
     assert len(rows) == 2 and not any("InfMem" in line for line in section.splitlines())
-    flat = next(r for r in rows if "| flat |" in r)
+    flat = next(r for r in rows if "| Flat |" in r)
     assert "aaaa1111 → cccc3333" in flat and "75.00 → 100.00" in flat
     assert "| 25.00 |" in flat and flat.endswith("| 4† |")
     html = (tmp_path / "r1" / "index.html").read_text()

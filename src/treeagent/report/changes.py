@@ -86,7 +86,7 @@ def change_blocks(scores: Any, names: dict[str, str], seed: int = 42,
     ``project`` (a sentence when there is none)."""
     from treeagent.report.blocks import Heading, Paragraph, Table
     from treeagent.report.render import MISSING, fmt
-    from treeagent.report.tables import BOOTSTRAP_RESAMPLES
+    from treeagent.report.tables import BOOTSTRAP_RESAMPLES, METHOD_NAMES
     from treeagent.report.uncertainty import FLAG, MIN_N
 
     blocks: list[Any] = [Heading(TITLE)]
@@ -107,7 +107,8 @@ def change_blocks(scores: Any, names: dict[str, str], seed: int = 42,
                         "examples; Δ: mean new − old over the examples both scored "
                         f"(Matched), 95% CI: paired bootstrap ({BOOTSTRAP_RESAMPLES} "
                         f"resamples of the matched examples, seed {seed})."))
-    rows = [[names.get(c.agent, c.agent), c.method, f"{c.old_revision} → {c.new_revision}",
+    rows = [[names.get(c.agent, c.agent), METHOD_NAMES.get(c.method, c.method),
+             f"{c.old_revision} → {c.new_revision}",
              f"{fmt(c.old_score)} → {fmt(c.new_score)}", fmt(c.delta),
              MISSING if math.isnan(c.lo) else f"[{fmt(c.lo)}, {fmt(c.hi)}]",
              f"{c.n}{FLAG if c.n < MIN_N else ''}"] for c in found]
