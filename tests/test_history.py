@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from treeagent import cli, config
 from treeagent.report import changes, db, history, versions
@@ -343,3 +345,41 @@ def test_the_scheduled_flow_records_its_run(project: Path, tmp_path: Path) -> No
     assert (project / "runs" / "memagent" / "flat" / "scores.parquet").is_file()  # repro ran
     assert run(["git", "rev-list", "--count", "results"], project).strip() == "1"
     assert run(["git", "show", "results:dvc.lock"], project) == (project / "dvc.lock").read_text()
+
+
+@st.composite
+def _paired_versions(draw):
+    ids = draw(st.lists(st.sampled_from([f"e{i}" for i in range(12)]), min_size=1,
+                        max_size=12, unique=True))
+    unit = st.sampled_from([0.0, 0.25, 0.5, 1.0])
+    old = {k: draw(unit) for k in ids}
+    new = {k: draw(unit) for k in ids if draw(st.booleans()) or k == ids[0]}
+    return old, new
+
+
+@settings(max_examples=60, deadline=None)
+@given(_paired_versions())
+def test_change_properties(pair) -> None:
+    old, new = pair
+    a, b = _frame("m", "flat", "r1", old), _frame("m", "flat", "r2", new)
+    (fwd,) = changes.changes(a, b, seed=5, resamples=400)
+    shared = [k for k in new if k in old]
+    assert fwd.n == len(shared)
+    assert fwd.delta == pytest.approx(100 * sum(new[k] - old[k] for k in shared) / len(shared))
+    assert fwd.new_score == pytest.approx(100 * sum(new.values()) / len(new))
+    if fwd.n >= 2:  # an interval of the paired means, inside the range of the differences
+        diffs = [100 * (new[k] - old[k]) for k in shared]
+        assert min(diffs) - 1e-9 <= fwd.lo <= fwd.hi <= max(diffs) + 1e-9
+    else:
+        assert math.isnan(fwd.lo) and math.isnan(fwd.hi)
+    # the same version against itself: nothing changed; swapped: the delta negates and
+    # the interval mirrors (the same resampled pairs)
+    assert changes.changes(b, b.assign(model_revision="r2"), seed=5) == []
+    if len(new) == len(shared):
+        (back,) = changes.changes(b.assign(model_revision="r1"),
+                                  a[a["example_id"].isin(list(new))].assign(model_revision="r2"),
+                                  seed=5, resamples=400)
+        assert back.delta == pytest.approx(-fwd.delta, abs=1e-9)
+        if fwd.n >= 2:
+            assert (back.lo, back.hi) == (pytest.approx(-fwd.hi, abs=1e-9),
+                                          pytest.approx(-fwd.lo, abs=1e-9))
