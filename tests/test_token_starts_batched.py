@@ -68,3 +68,37 @@ def test_cl100k_starts_equal_token_byte_offsets(small_batches, text: str) -> Non
 def test_long_text_with_an_added_token_uses_digit_pieces(qwen3, small_batches) -> None:
     text = "row 1: é\u0301 <|im_start|> 22 apples\n  more 3 " * 40
     assert qwen3.token_starts(text).tolist() == reference(qwen3, text)
+
+
+def reference_safe_points(text: str, lines: bool) -> tuple[list[int], list[int]]:
+    """The whole-text formulation of ``tokens._safe_points`` (one array per character)."""
+    if not text:
+        return [], []
+    code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    digit = (code >= 48) & (code <= 57)
+    points = np.flatnonzero(digit[:-1] & ~digit[1:] & (code[1:] < 128)) + 1
+    if not lines:
+        return points.tolist(), (points - 1).tolist()
+    breaks = np.flatnonzero(code == 10)
+    nonblank = np.flatnonzero((code != 32) & (code != 9))
+    k = np.searchsorted(nonblank, breaks + 1)
+    ok = k < len(nonblank)
+    breaks, first = breaks[ok], nonblank[k[ok]]
+    c = code[first]
+    ok = (c >= 33) & (c <= 126) & (c != 47)
+    breaks, first = breaks[ok], first[ok]
+    indented = first - 1 > breaks + 1
+    cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
+    need = np.concatenate([points - 1, first, first[indented]])
+    order = np.argsort(cuts, kind="stable")
+    return cuts[order].tolist(), need[order].tolist()
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS, lines=st.booleans())
+def test_safe_points_in_chunks_equal_the_whole_text_scan(monkeypatch, text: str,
+                                                         lines: bool) -> None:
+    monkeypatch.setattr(tokens, "_POINTS_CHUNK", 5)
+    cuts, need = tokens._safe_points(text, lines)
+    assert (cuts.tolist(), need.tolist()) == reference_safe_points(text, lines)

@@ -715,6 +715,9 @@ class TokenIndex:
         return int(self.starts[i]) if i < self.total else len(self.text)
 
 
+_POINTS_CHUNK = 1 << 20  # characters scanned at a time by ``_safe_points`` (memory)
+
+
 def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Cuts that are pre-token boundaries whatever the text around them, and for each
     the last character that must lie inside a span for the cut to hold in the span's
@@ -723,24 +726,30 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
     Positions right after an ASCII digit followed by an ASCII non-digit (a span may end
     at the cut); with ``lines`` also the line-start cuts of ``_line_pieces``, which
     hold only while the span reaches the line's first non-indentation character.
+    The text is scanned ``_POINTS_CHUNK`` characters at a time; offsets are int32
+    (int64 from 2**31 characters).
     """
+    dtype = np.int32 if len(text) < 2**31 else np.int64
     if not text:
-        empty = np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=dtype)
         return empty, empty
-    code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    digit = (code >= 48) & (code <= 57)
-    cut = digit[:-1] & ~digit[1:] & (code[1:] < 128)
-    points = np.flatnonzero(cut).astype(np.int64) + 1
+    parts: list[np.ndarray] = []
+    for lo in range(0, len(text), _POINTS_CHUNK):
+        # one character past the chunk: a cut at its end needs the next character
+        code = np.frombuffer(text[lo : lo + _POINTS_CHUNK + 1].encode("utf-32-le", "surrogatepass"),
+                             dtype=np.uint32)  # fmt: skip
+        digit = (code >= 48) & (code <= 57)
+        cut = digit[:-1] & ~digit[1:] & (code[1:] < 128)
+        parts.append((np.flatnonzero(cut) + (lo + 1)).astype(dtype))
+    points = np.concatenate(parts)
     if not lines:
         return points, points - 1
-    breaks = np.flatnonzero(code == 10)
-    nonblank = np.flatnonzero((code != 32) & (code != 9))
-    k = np.searchsorted(nonblank, breaks + 1)
-    ok = k < len(nonblank)
-    breaks, first = breaks[ok], nonblank[k[ok]]  # first non-indentation character
-    c = code[first]
-    ok = (c >= 33) & (c <= 126) & (c != 47)
-    breaks, first = breaks[ok], first[ok]
+    # a line start: "\n", indentation, then a character of [!-.0-~] (33-126 less "/")
+    found = np.fromiter(itertools.chain.from_iterable(m.span() for m in _LINE_START.finditer(text)),
+                        dtype=dtype)  # fmt: skip
+    if not len(found):
+        return points, points - 1
+    breaks, first = found[0::2], found[1::2]  # first: the first non-indentation character
     indented = first - 1 > breaks + 1
     cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
     need = np.concatenate([points - 1, first, first[indented]])

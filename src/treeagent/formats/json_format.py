@@ -12,7 +12,7 @@ import re
 
 from treeagent.formats import Format
 from treeagent.formats.escapes import escape_starts_at, key_step_printable
-from treeagent.tree import Node, ParseError, Tree, index_step, key_step
+from treeagent.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
 
 # possessive runs: no backtracking state per character (a 5 MB string once took 600 MB)
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[{}\[\]:,]|[^\s{}\[\]:,"]++', re.S)
@@ -106,6 +106,12 @@ def _key(token: str) -> tuple[str, str]:
     return inner, key_step(inner)
 
 
+def _index_step(steps: list[str], i: int) -> str:
+    while len(steps) <= i:
+        steps.append(index_step(len(steps)))
+    return steps[i]
+
+
 def parse(text: str) -> Tree:
     """Parse JSON text into a Tree; raises ParseError with the line:col of bad input."""
     _validate(text)
@@ -113,6 +119,8 @@ def parse(text: str) -> Tree:
     stack: list[Node] = []  # open containers
     counts: list[int] = []  # children seen per open container
     pending: list[tuple[int, str, str] | None] = []  # (key start, key, step) to come
+    keys: dict[str, tuple[str, str]] = {}  # key token -> (key, step), shared by nodes
+    steps: list[str] = []  # "[i]" for array index i, shared by nodes
     expect_key = False
     for m in _TOKEN.finditer(text):
         tok = m.group()
@@ -129,7 +137,10 @@ def parse(text: str) -> Tree:
             expect_key = False
             continue
         if expect_key and c == '"':
-            pending[-1] = (m.start(), *_key(tok))
+            hit = keys.get(tok)  # a record's keys recur: one (key, step) pair each
+            if hit is None:
+                hit = keys[tok] = _key(tok)
+            pending[-1] = (m.start(), *hit)
             expect_key = False
             continue
         # a value: container opener or scalar
@@ -142,15 +153,16 @@ def parse(text: str) -> Tree:
                 start, label, step = pending[-1]  # type: ignore[misc]
             else:
                 label = counts[-1]
-                step = index_step(label)
+                step = steps[label] if label < len(steps) else _index_step(steps, label)
             counts[-1] += 1
         if c == "{" or c == "[":
             node = Node("object" if c == "{" else "array", start, -1, step, label)
         elif c == '"':
-            node = Node("string", start, m.end(), step, label, divisible=True,
+            node = Node("string", start, m.end(), step, label, NO_CHILDREN, divisible=True,
                         cut_start=m.start() + 1, cut_end=m.end() - 1, quote='"')
         else:
-            node = Node("number" if c not in "tfn" else "literal", start, m.end(), step, label)
+            node = Node("number" if c not in "tfn" else "literal", start, m.end(), step, label,
+                        NO_CHILDREN)
         if stack:
             stack[-1].children.append(node)
         else:

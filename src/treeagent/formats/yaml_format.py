@@ -36,7 +36,7 @@ from treeagent.formats import Format
 from treeagent.formats.comments import hash_after, hash_lines_before, keep_comments
 from treeagent.formats.escapes import escape_starts_at
 from treeagent.formats.sniff import looks_like_yaml
-from treeagent.tree import Node, ParseError, Tree, index_step, key_step
+from treeagent.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
 
 _CORE = "tag:yaml.org,2002:"
 #: Tags accepted on any node; ``!`` is the non-specific tag (plain "no tag").
@@ -177,6 +177,8 @@ class _Builder:
         self.docs: list[tuple[Node, int, int, bool]] = []
         self.anchors: set[str] = set()
         self.steps: dict[str, str] = {}  # key -> key_step(key); keys repeat a lot
+        self.names: dict[str, str] = {}  # one copy of each key string, for every label
+        self.indices: list[str] = []  # "[i]", shared by the items of every sequence
 
     # -- helpers ----------------------------------------------------------------
     def _error(self, pos: int, message: str) -> ParseError:
@@ -203,6 +205,12 @@ class _Builder:
             step = self.steps[key] = key_step(key)
         return step
 
+    def _index_step(self, i: int) -> str:
+        steps = self.indices
+        while len(steps) <= i:
+            steps.append(index_step(len(steps)))
+        return steps[i]
+
     def _attach(self, node: Node) -> None:
         top = self.stack[-1]
         if top.kind == _MAP:
@@ -219,7 +227,7 @@ class _Builder:
             assert parent is not None
             i = len(parent.children)
             node.label = i
-            node.step = index_step(i)
+            node.step = self._index_step(i)
             if not top.flow:
                 node.start = _find_indicator(self.text, top.prev_end, node.start, "-")
             top.prev_end = node.end
@@ -239,6 +247,7 @@ class _Builder:
         checked = self.checked
         stack = self.stack
         steps = self.steps
+        names = self.names
         anchors = self.anchors
         allowed = ALLOWED_TAGS
         scalar_event = yaml.ScalarEvent
@@ -278,7 +287,7 @@ class _Builder:
                         prev = top.prev_end
                         if prev < s and text.find("?", prev, s) >= 0:
                             start = _find_indicator(text, prev, s, "?")
-                        top.key = value
+                        top.key = names.setdefault(value, value)
                         top.key_start = start
                         top.key_end = e
                         top.expect_key = False
@@ -290,7 +299,8 @@ class _Builder:
                             step = steps[key] = key_step(key)
                         start = top.key_start
                         node = Node("scalar", start, e if e > top.key_end else top.key_end,
-                                    step, key, [], False, e > cs and _divisible_plain(value),
+                                    step, key, NO_CHILDREN, False,
+                                    e > cs and _divisible_plain(value),
                                     cs, e, "")
                         top.expect_key = True
                         top.prev_end = node.end
@@ -366,10 +376,10 @@ class _Builder:
                     brk = 2 if text.startswith("\r\n", end) else 1
                     if end + brk <= e and text[end : end + brk] in ("\n", "\r\n", "\r"):
                         end += brk
-            node = Node("scalar", s, end, atomic=True)
+            node = Node("scalar", s, end, children=NO_CHILDREN, atomic=True)
         elif style:  # quoted
-            node = Node("scalar", s, e, divisible=e - cs > 2, cut_start=cs + 1,
-                        cut_end=e - 1, quote=style)
+            node = Node("scalar", s, e, children=NO_CHILDREN, divisible=e - cs > 2,
+                        cut_start=cs + 1, cut_end=e - 1, quote=style)
         elif empty:
             if top.kind == _MAP:
                 # the mark of an empty value may sit at the next token: end at the ":"
@@ -377,9 +387,10 @@ class _Builder:
                 while i < len(text) and text[i] in " \t":
                     i += 1
                 s = e = i + 1 if text[i : i + 1] == ":" else top.key_end
-            node = Node("scalar", s, e, cut_start=e, cut_end=e)
+            node = Node("scalar", s, e, children=NO_CHILDREN, cut_start=e, cut_end=e)
         else:
-            node = Node("scalar", s, e, divisible=e > cs and _divisible_plain(value),
+            node = Node("scalar", s, e, children=NO_CHILDREN,
+                        divisible=e > cs and _divisible_plain(value),
                         cut_start=cs, cut_end=e)
         if top.kind == _DOC:
             top.empty_root = empty
@@ -395,7 +406,7 @@ class _Builder:
             raise self._error(s, f"undefined alias '*{ev.anchor}'")
         if self.checked and self.text[s : s + 1] != "*":
             raise _UseFallback
-        self._attach(Node("alias", s, e, atomic=True))
+        self._attach(Node("alias", s, e, children=NO_CHILDREN, atomic=True))
 
     def document_start(self, ev: yaml.DocumentStartEvent) -> None:
         s = ev.start_mark.index + self.off
