@@ -62,6 +62,19 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
 
+def _release_free_memory() -> None:
+    """Hand freed heap back to the system (glibc), so that the baseline holds no free
+    memory that sectioning could reuse unseen."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _reset_peak() -> bool:
     """Reset this process's peak RSS (Linux); False where that is not possible."""
     try:
@@ -95,6 +108,7 @@ def measure_one(kind: str, megabytes: float, tokenizer: str, budget: int) -> dic
         tok.prepare()  # part of loading (the tiktoken twin)
     section_text(make_input(kind, 0.05), fmt, tok, budget)  # warm: imports, caches
     text = make_input(kind, megabytes)
+    _release_free_memory()
     base = _rss_mb()
     reset = _reset_peak()
     t0 = time.perf_counter()

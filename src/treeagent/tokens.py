@@ -664,6 +664,8 @@ class TokenIndex:
         self.text = text
         self.tokenizer = tokenizer
         self.starts = tokenizer.token_starts(text)
+        # searchsorted with a scalar of another dtype converts the whole array: O(n)
+        self._at = self.starts.dtype.type
         self.total = len(self.starts)
         self._first: dict[int, int] = {}  # start offset -> index of the token holding it
         self._last: dict[int, int] = {}  # end offset -> tokens starting before it
@@ -682,11 +684,11 @@ class TokenIndex:
         # every candidate budget (A.2)
         first = self._first.get(start)
         if first is None:
-            first = max(int(self.starts.searchsorted(start, "right")) - 1, 0)
+            first = max(int(self.starts.searchsorted(self._at(start), "right")) - 1, 0)
             self._first[start] = first
         last = self._last.get(end)
         if last is None:
-            last = self._last[end] = int(self.starts.searchsorted(end, "left"))
+            last = self._last[end] = int(self.starts.searchsorted(self._at(end), "left"))
         return last - first
 
     def exact(self, start: int, end: int, prefix: str = "", suffix: str = "") -> int:
@@ -700,11 +702,13 @@ class TokenIndex:
         tok = self.tokenizer
         safe = self._safe
         if safe is not None and end - start > 256:
-            i = int(np.searchsorted(safe, start, side="left"))
-            j = int(np.searchsorted(self._need, end, side="left")) - 1  # type: ignore[arg-type]
+            at = safe.dtype.type
+            i = int(np.searchsorted(safe, at(start), side="left"))
+            j = int(np.searchsorted(self._need, at(end), side="left")) - 1  # type: ignore[arg-type]
             if i < j:
                 p, q = int(safe[i]), int(safe[j])
-                middle = int(np.searchsorted(self.starts, q) - np.searchsorted(self.starts, p))
+                middle = int(np.searchsorted(self.starts, self._at(q))
+                             - np.searchsorted(self.starts, self._at(p)))
                 head = prefix + self.text[start:p]
                 tail = self.text[q:end] + suffix
                 return tok.count(head) + middle + tok.count(tail)

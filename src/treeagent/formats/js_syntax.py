@@ -200,6 +200,16 @@ def _significant(root_ts: TSNode) -> list[TSNode]:
             if s.type not in ("comment", "hash_bang_line", "empty_statement")]
 
 
+def _iter_significant(root_ts: TSNode) -> Iterator[TSNode]:
+    """``_significant`` one statement at a time, each a fresh node object: tree-sitter
+    caches a node's ``children`` on the object, so a statement's subtree of node objects
+    is freed once the caller is done with it (memory: ~10 MB per MB of code otherwise)."""
+    for i in range(root_ts.child_count):
+        stmt = root_ts.child(i)
+        if stmt is not None and stmt.type not in ("comment", "hash_bang_line", "empty_statement"):
+            yield stmt
+
+
 
 def _program_bindings(root_ts: TSNode, c: Callable[[int], int]
                       ) -> Iterator[tuple[str, TSNode, int, int]]:
@@ -208,7 +218,7 @@ def _program_bindings(root_ts: TSNode, c: Callable[[int], int]
     that is not a binding and for a duplicate name."""
     labels: set[str] = set()
     prologue = True
-    for stmt in _significant(root_ts):
+    for stmt in _iter_significant(root_ts):
         if prologue and stmt.type == "expression_statement" and stmt.named_child_count == 1 \
                 and stmt.named_children[0].type == "string":
             continue  # directive prologue ("use strict")
