@@ -212,7 +212,7 @@ class _ByteLevel:
 #: distinct piece characters tokenized at a time, output tokens assembled at a time by
 #: ``_piece_starts``: no per-token Python object outlives one batch (memory, not speed)
 _BATCH_CHARS = 1 << 18
-_GATHER_TOKENS = 1 << 20
+_GATHER_TOKENS = 1 << 16
 
 
 def _excl_cumsum(values: np.ndarray) -> np.ndarray:
@@ -719,7 +719,7 @@ class TokenIndex:
         return int(self.starts[i]) if i < self.total else len(self.text)
 
 
-_POINTS_CHUNK = 1 << 20  # characters scanned at a time by ``_safe_points`` (memory)
+_POINTS_CHUNK = 1 << 18  # characters scanned at a time by ``_safe_points`` (memory)
 
 
 def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray]:
