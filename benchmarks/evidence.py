@@ -1,4 +1,4 @@
-"""Evidence integrity of a built grid (issue 17): records split per format x length x method.
+"""Evidence integrity of a built grid: records split per format x length x method.
 
 No model call: every stored example is sectioned as the evaluation would (Flat at C;
 Tree, Tree+Path and TreeAgent at B*, with the given tokenizer) and each evidence record
