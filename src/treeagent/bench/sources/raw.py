@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from treeagent.artifacts import ArtifactError  # noqa: F401 (raised here and re-
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine"
+_MANIFEST_LOCK = threading.Lock()  # the acquire flow merges formats from threads
 _CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
 
 
@@ -97,7 +100,13 @@ class RawWriter:
                              "reason": reason})
 
     def write(self) -> dict[str, Any]:
-        """Merge into ``raw/manifest.json`` (entries of other sources are kept)."""
+        """Merge into ``raw/manifest.json`` (entries of other sources are kept). Writers
+        in threads of one process (the acquire flow's tasks) merge one at a time, and the
+        file is replaced whole, so a reader never sees half of it."""
+        with _MANIFEST_LOCK:
+            return self._merge()
+
+    def _merge(self) -> dict[str, Any]:
         old = read_manifest(self.root, required=False, verify=False)
         keep = lambda e: (e["format"], e["source"]) not in self.replaced  # noqa: E731
         manifest = {
@@ -110,9 +119,10 @@ class RawWriter:
                               key=lambda e: (e["format"], e["source"], e["reason"])),
         }
         self.root.mkdir(parents=True, exist_ok=True)
-        (self.root / MANIFEST).write_text(
-            json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8")
+        part = self.root / f".{MANIFEST}.{os.getpid()}.part"
+        part.write_text(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False)
+                        + "\n", encoding="utf-8")
+        os.replace(part, self.root / MANIFEST)
         return manifest
 
 
