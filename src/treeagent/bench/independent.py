@@ -284,7 +284,7 @@ def _table_rows(table: Any) -> list[dict]:
     """Records of a table whose first row holds unique column headers (``th`` only):
     every later row with a ``td`` of its own that no single cell spans across, each
     column's value being that of the cell covering it."""
-    grid = layout(table)
+    grid = [g for g in layout(table) if g[1]]
     if len(grid) < 2:
         return []
     head, head_own = grid[0]
