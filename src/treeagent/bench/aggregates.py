@@ -12,7 +12,7 @@ from typing import Any
 
 from treeagent.bench.anchoring import ONLY_ITEM, jsonable, jsonable_key, source_of
 from treeagent.bench.model import Record, Scalar
-from treeagent.bench.question import Question
+from treeagent.bench.question import Question, names_answer
 from treeagent.bench.sources import vocabulary
 from treeagent.bench.sources.registry import Kind
 from treeagent.bench.values import answerable, human_field, id_like, native_numbers, norm, number
@@ -21,12 +21,17 @@ from treeagent.bench.wording import (
     amount,
     article,
     be,
+    epoch_note,
+    epoch_unit,
     field_phrases,
     is_time,
+    iso_time,
     kind_of,
     phrase,
     plural,
+    plural_words,
     quote,
+    year_words,
 )
 
 
@@ -101,7 +106,8 @@ def askable(aggs: Sequence[Aggregate]) -> list[Aggregate]:
         by_path = field_phrases(fmt, src, items)
         for a in group:
             said = by_path.get(jsonable_key(a.path))
-            if said:
+            if said:  # a year-valued event field is asked as a year ('first issued year')
+                said = year_words(said, [v for _, v in a.stated]) or said
                 a.words, a.kind_words = said, words
                 out.append(a)
     return out
@@ -170,13 +176,15 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
     return out
 
 
-def count_question(records: Sequence[Record], rng: random.Random, exclude: set[str]) -> Question | None:
+def count_question(records: Sequence[Record], rng: random.Random,
+                   exclude: set[str]) -> Question | None:
     aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= 3]
     rng.shuffle(aggs)
     for agg in aggs:
         kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         nums = native_numbers(vals)
+        note = ""
         if nums is not None and len(set(nums)) >= 3 and not id_like(name):
             ordered = sorted(set(nums))
             cmp = rng.choice(("gt", "lt"))
@@ -191,6 +199,10 @@ def count_question(records: Sequence[Record], rng: random.Random, exclude: set[s
                      ("gt", True): "later than", ("lt", True): "earlier than"}[
                          cmp, is_time(said)]
             cond = f"{article(amount(said))} {amount(said)} {words} {norm(value)}"
+            if unit := epoch_unit(said, nums):  # raw Unix times: asked as an ISO time
+                when = iso_time(cut, unit)
+                cond = f"{article(said)} {said} {words} {when}"
+                note = f" {epoch_note(said, unit)[:-1]} ({when} is {norm(value)})."
         else:
             counts = Counter(norm(v) for v in vals)
             options = sorted(v for v, c in counts.items()
@@ -208,7 +220,7 @@ def count_question(records: Sequence[Record], rng: random.Random, exclude: set[s
         if key in exclude:
             continue
         exclude.add(key)
-        text = (f"How many {agg.plural} in this input have {cond}? Count every "
+        text = (f"How many {agg.plural} in this input have {cond}?{note} Count every "
                 f"{agg.singular} shown in the input. Answer with a single number.")
         return Question("conditional_count", text, spec, answer,
                         [r.id for r in agg.records], [norm(value), str(value)])
@@ -216,7 +228,7 @@ def count_question(records: Sequence[Record], rng: random.Random, exclude: set[s
 
 
 def most_frequent_question(records: Sequence[Record], rng: random.Random,
-                   exclude: set[str]) -> Question | None:
+                           exclude: set[str]) -> Question | None:
     aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= 4]
     rng.shuffle(aggs)
     for agg in aggs:
@@ -246,16 +258,21 @@ def most_frequent_question(records: Sequence[Record], rng: random.Random,
                         f"{agg.among()}?")
             elif k == 1:
                 text = f"Which {said} occurs most often among {agg.among()}?"
-            else:
+            elif any(isinstance(v, bool) for v in vals) or be(said) == "are" or counted:
                 text = (f"Which {WORDS[k]} values of the {said} occur most often among "
                         f"{agg.among()}? List them in any order.")
+            else:  # 'Which three names occur ...', not 'Which three values of the name'
+                text = (f"Which {WORDS[k]} {plural_words(said)} occur most often among "
+                        f"{agg.among()}? List them in any order.")
+            if names_answer(text, spelled):
+                continue  # the question would state an answer
             return Question("most_frequent", text, spec, list(spelled),
                             [r.id for r in agg.records], [])
     return None
 
 
 def extremum_question(records: Sequence[Record], rng: random.Random,
-              exclude: set[str]) -> Question | None:
+                      exclude: set[str]) -> Question | None:
     aggs = [a for a in askable(aggregates(records))
             if len(a.stated) >= 3 and not id_like(a.name) and not id_like(a.said)]
     rng.shuffle(aggs)
@@ -277,9 +294,14 @@ def extremum_question(records: Sequence[Record], rng: random.Random,
                     "scope": agg.scope()}
             word = {("max", False): "highest", ("min", False): "lowest",
                     ("max", True): "latest", ("min", True): "earliest"}[fn, is_time(said)]
+            unit = epoch_unit(said, nums)
             text = (f"What is the {word} {amount(said)} among {agg.among()}? "
-                    "Answer with the number only.")
+                    + ("Answer with the number only." if unit is None else
+                       f"Answer with the number as the input writes it. "
+                       f"{epoch_note(said, unit)}"))
             answer = agg.stated[nums.index(best)][1]
+            if names_answer(text, answer):
+                continue  # the question would state its answer
             return Question("numeric_extremum", text, spec, answer,
                             [r.id for r in agg.records], [])
     return None

@@ -8,18 +8,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from treeagent.bench.anchoring import anchor, jsonable, where
-from treeagent.bench.model import Record
-from treeagent.bench.question import Question
+from treeagent.bench.model import Record, Scalar
+from treeagent.bench.question import Question, names_answer
 from treeagent.bench.values import answerable, given_away, human_field
 from treeagent.bench.wording import (
     WORDS,
+    amount,
     be,
+    epoch_note,
+    epoch_unit,
     field_words,
     kind_of,
     listed_names,
     named,
     naming,
     phrase,
+    year_words,
 )
 
 
@@ -34,8 +38,24 @@ def lookup_fields(rec: Record) -> list[str]:
             and not given_away(v, rec.description)]
 
 
+def said_of(words: str, value: Scalar) -> str:
+    """A looked-up field as the question names it for its value: a flag, a year ('first
+    issued year'), or the number of a plural ('the number of countries' for 10)."""
+    said = year_words(words, [value]) or phrase(words, [value])
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        said = amount(said)
+    return said
+
+
+def _time_notes(said: Sequence[str], values: Sequence[Scalar]) -> str:
+    """Sentences saying how the input writes the raw Unix times asked for ('' if none)."""
+    notes = [epoch_note(w, unit) for w, v in zip(said, values)
+             if (unit := epoch_unit(w, [v])) is not None]
+    return "".join(f" {n}" for n in dict.fromkeys(notes))
+
+
 def one_record_question(task: str, n: int, records: Sequence[Record], rng: random.Random,
-                exclude: set[str]) -> Question | None:
+                        exclude: set[str]) -> Question | None:
     cands = [r for r in records if len(lookup_fields(r)) >= n]
     rng.shuffle(cands)
     for rec in cands:
@@ -49,22 +69,24 @@ def one_record_question(task: str, n: int, records: Sequence[Record], rng: rando
         exclude.add(key)
         values = [rec.fields[f] for f in names]
         words = field_words(rec)
-        said = [phrase(words[f], [v]) for f, v in zip(names, values)]
+        said = [said_of(words[f], v) for f, v in zip(names, values)]
         if n == 1:
             text = (f"What {be(said[0])} the {said[0]} of {named(rec)}? "
-                    "Answer with the value only.")
+                    f"Answer with the value only.{_time_notes(said, values)}")
             answer: Any = values[0]
         else:
             listed = ", ".join(said[:-1]) + f" and {said[-1]}"
             text = (f"What are the {listed} of {named(rec)}? Give the {WORDS[n]} "
-                    "values in exactly this order.")
+                    f"values in exactly this order.{_time_notes(said, values)}")
             answer = values
+        if names_answer(text, answer):
+            continue  # the question would state its answer
         return Question(task, text, spec, answer, [rec.id], [rec.description])
     return None
 
 
 def many_records_question(task: str, n: int, records: Sequence[Record], rng: random.Random,
-                  exclude: set[str]) -> Question | None:
+                          exclude: set[str]) -> Question | None:
     by_key: dict[tuple[str, str, str, str], list[Record]] = {}
     for rec in records:
         words = field_words(rec)
@@ -84,9 +106,14 @@ def many_records_question(task: str, n: int, records: Sequence[Record], rng: ran
                 "ordered": True, "at": [where(r) for r in chosen],
                 "keys": [jsonable(r.keys[name]) for r in chosen]}
         by, listed = listed_names(chosen)
-        said = phrase(words_, [r.fields[name] for r in chosen])
+        values = [r.fields[name] for r in chosen]
+        said = year_words(words_, values) or phrase(words_, values)
+        if all(not isinstance(v, bool) and isinstance(v, int | float) for v in values):
+            said = amount(said)
         text = (f"What {be(said)} the {said} of each of these {WORDS[n]} {kinds}{by}: {listed}? "
-                "Give the values in the same order as they are named here.")
-        return Question(task, text, spec, [r.fields[name] for r in chosen],
-                        [r.id for r in chosen], descs)
+                "Give the values in the same order as they are named here."
+                + _time_notes([said], [values[0]] if epoch_unit(said, values) else []))
+        if names_answer(text, values):
+            continue  # the question would state an answer
+        return Question(task, text, spec, values, [r.id for r in chosen], descs)
     return None

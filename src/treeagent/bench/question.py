@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from treeagent.bench.values import human_field
+from treeagent.bench.values import human_field, norm
 
 
 @dataclass(slots=True)
@@ -66,3 +66,19 @@ def spec_fields(spec: dict[str, Any]) -> list[str]:
     if "where" in spec:
         return [spec["where"]["field"]]
     return [spec["field"]] if "field" in spec else []
+
+
+def names_answer(question: str, answer: Any) -> bool:
+    """True when ``question`` states (one of) its own answer value(s) as a word sequence:
+    'What is the event type of the earthquake event "M 4.6 - ..."?' -> "earthquake" is
+    never asked. Yes/no values and one-character texts ('a') are not checked: they stand
+    in any sentence."""
+    said = norm(question)
+    for value in answer if isinstance(answer, list) else [answer]:
+        if value is None or isinstance(value, bool):
+            continue
+        text = norm(value)
+        if len(text) > 1 and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said):
+            return True
+    return False
+

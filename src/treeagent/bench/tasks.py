@@ -52,7 +52,7 @@ from treeagent.bench.aggregates import (
 from treeagent.bench.anchoring import ONLY_ITEM, ambiguous, anchor, source_of
 from treeagent.bench.lookups import lookup_fields, many_records_question, one_record_question
 from treeagent.bench.model import Record
-from treeagent.bench.question import Question, leaks, spec_fields
+from treeagent.bench.question import Question, leaks, names_answer, spec_fields
 from treeagent.bench.values import (
     MAX_VALUE_CHARS,
     answerable,
@@ -67,24 +67,28 @@ from treeagent.bench.wording import (
     amount,
     article,
     be,
+    epoch_unit,
     field_words,
     is_time,
+    iso_time,
     kind_of,
     name_field,
     named,
     naming,
     phrase,
     plural,
+    plural_words,
+    year_words,
 )
 from treeagent.scoring import TASK_RECORDS, TASKS
 
 __all__ = [
     "AGGREGATE_TASKS", "GENERATORS", "LOOKUP_TASKS", "MAX_VALUE_CHARS", "ONLY_ITEM",
     "Aggregate", "Generator", "Question", "aggregates", "ambiguous", "amount", "anchor",
-    "answerable", "article", "askable", "be", "field_words", "generate", "given_away",
-    "human_field", "id_like", "is_time", "kind_of", "leaks", "lookup_fields", "name_field",
-    "named", "naming", "norm", "number", "phrase", "plural", "present", "source_of",
-    "spec_fields",
+    "answerable", "article", "askable", "be", "epoch_unit", "field_words", "generate", "given_away",
+    "human_field", "id_like", "is_time", "iso_time", "kind_of", "leaks", "lookup_fields",
+    "name_field", "named", "names_answer", "naming", "norm", "number", "phrase", "plural",
+    "plural_words", "present", "source_of", "spec_fields", "year_words",
 ]
 
 LOOKUP_TASKS = tuple(t.name for t in TASK_RECORDS if t.family == "lookup")

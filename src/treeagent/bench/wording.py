@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from treeagent.bench.anchoring import anchor, jsonable, jsonable_key
@@ -56,6 +57,61 @@ def is_time(words: str) -> bool:
     """A field phrase naming a point in time ('origin time', 'publication date', 'year'):
     its extremes are the latest and earliest, not the highest and lowest."""
     return bool(words) and words.split()[-1].lower() in ("time", "date", "year")
+
+
+#: Raw Unix times a source writes for a point in time (USGS origin times are milliseconds
+#: since 1970): unit -> (smallest, largest magnitude, units per second).
+_EPOCH = {"milliseconds": (1e11, 1e14, 1000), "seconds": (1e8, 1e10, 1)}
+
+
+def epoch_unit(words: str, values: Sequence[Scalar]) -> str | None:
+    """'milliseconds' or 'seconds' when a point-in-time field (:func:`is_time`) holds raw
+    Unix times, which is all the input shows of them; else None."""
+    if not is_time(words) or not values:
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        return None
+    for unit, (low, high, _) in _EPOCH.items():
+        if all(low <= abs(v) < high for v in values):  # type: ignore[arg-type]
+            return unit
+    return None
+
+
+def iso_time(value: float, unit: str) -> str:
+    """A raw Unix time as an ISO date and time in UTC ('2019-07-06 04:19:15 UTC')."""
+    seconds = value / _EPOCH[unit][2]
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def epoch_note(words: str, unit: str) -> str:
+    """The sentence saying how the input writes a raw time field."""
+    return f"The input writes each {words} as a number of {unit} since the Unix epoch."
+
+
+#: Last words of a phrase that names an event a year dates ('First issued', 'Founded').
+_EVENT_WORDS = frozenset({"born", "since", "until", "debut", "began", "begun", "built"})
+
+
+def year_words(words: str, values: Sequence[Scalar]) -> str | None:
+    """'first issued year' for a field whose phrase names an event and whose values are all
+    years (a table's 'First issued' column: 1996, 2008): asked as a year, so its extremes
+    are the latest and earliest; None for any other field."""
+    if not words or is_time(words) or not values:
+        return None
+    last = words.split()[-1].lower()
+    if last not in _EVENT_WORDS and not (last.endswith("ed") and not last.endswith("eed")):
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, int | float) or v != int(v)
+           or not 1000 <= v <= 2100 for v in values):
+        return None
+    return f"{words} year"
+
+
+def plural_words(words: str) -> str:
+    """A singular field phrase in the plural, its head noun before any 'of' ('name' ->
+    'names', 'type of work' -> 'types of work', 'HTTP method' -> 'HTTP methods')."""
+    head, sep, rest = words.partition(" of ")
+    return vocabulary.plural_of(head) + sep + rest
 
 
 _SINGULAR_S = frozenset({"alias", "atlas", "bias", "canvas", "gas", "news", "series",
