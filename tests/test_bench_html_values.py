@@ -158,3 +158,38 @@ def test_hidden_sort_keys_and_capture_relative_text_are_not_part_of_a_value():
     rows = _reader_rows(page)
     assert [(r[("@column", "Height")], r[("@column", "Born")]) for r in rows] == got
     assert [r[("@column", "Note")] for r in rows] == ["first", ["second", "line"], "third"]
+
+
+# ------------------------------------------------------------------ accepted forms
+
+
+def test_a_value_with_a_trailing_remark_accepts_the_value_without_it():
+    from treeagent.bench import accepted, validate
+    from treeagent.report.schema import score_rows
+
+    page = ('<table><tr><th>Player</th><th>Born</th><th>Club</th></tr>'
+            '<tr><td>Ann Lee</td><td>June 1, 1980 (aged 28)</td><td>Ajax</td></tr>'
+            '<tr><td>Bo Kim</td><td>May 2, 1981</td><td>PSV</td></tr>'
+            '<tr><td>Cy Ito</td><td>July 3, 1982 (aged 26)</td><td>Ajax</td></tr></table>')
+    _, recs, _ = _context("html", "wikitables", [page])
+    ann = next(r for r in recs if r.description == "Ann Lee")
+    assert ann.accepted == {"born": ("June 1, 1980",)}
+    assert next(r for r in recs if r.description == "Bo Kim").accepted == {}
+    one = {"op": "lookup", "fields": ["born", "club"]}
+    assert accepted.question_forms(one, [ann.id], recs) == [["June 1, 1980"], []]
+    assert accepted.question_forms({**one, "fields": ["club"]}, [ann.id], recs) == []
+    many = {"op": "lookup_records", "field": "born"}
+    ids = [r.id for r in recs if r.description in ("Cy Ito", "Bo Kim")]
+    assert accepted.question_forms(many, ids, recs) == [[], ["July 3, 1982"]]
+    assert accepted.question_forms({"op": "count"}, ids, recs) == []
+    # the build's check: one list per value, each the value without its remark
+    assert validate.accepted_problem("June 1, 1980 (aged 28)", [["June 1, 1980"]]) == ""
+    assert validate.accepted_problem(["a", "b"], []) == ""
+    assert "one list per value" in validate.accepted_problem(["a (b)", "c"], [["a"]])
+    assert "without a remark" in validate.accepted_problem("June 1, 1980 (aged 28)", [["June"]])
+    # scored rows honour the example's accepted forms
+    rows = [{"example_id": f"e{i}", "dataset": "html", "task": "one_field", "length": 8192,
+             "agent": "memagent", "method": "flat", "reference": '"June 1, 1980 (aged 28)"',
+             "accepted": acc, "prediction": "June 1, 1980"}
+            for i, acc in enumerate(['[["June 1, 1980"]]', None])]
+    assert score_rows(rows).column("score").to_pylist() == [1.0, 0.0]

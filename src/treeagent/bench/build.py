@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from treeagent.bench import contexts, examples_gate, io, tasks, validate
+from treeagent.bench import accepted, contexts, examples_gate, io, tasks, validate
 from treeagent.bench.model import Record, Unit
 from treeagent.formats import FORMATS
 from treeagent.registry import FORMATS as FORMAT_RECORDS
@@ -308,6 +308,8 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                                  key=prep.idx.__getitem__)
                     row = _row(fmt, q, length, family, j, ctx, pool, src, flags,
                                params.tolerance)
+                    row["accepted"] = json.dumps(accepted.question_forms(
+                        q.spec, q.record_ids, ctx_recs), ensure_ascii=False)
                     row.update(validate.check_example(row, checked, params.tolerance))
                     rows.append(row)
                     if not any(row[f"check_{c}"] for c in validate.CHECKS):

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from treeagent.bench.accepted import parenthetical_forms
 from treeagent.bench.model import BenchFormat, Frame, Record, Scalar, Unit, UnitFile
 from treeagent.bench.sources.common import (
     MAX_VALUE_CHARS,
@@ -468,10 +469,12 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
             on_drop(path, "no unique visible description")
         if desc is not None:
             taken.add(desc)
+        accepted = {n: forms for n, v in fields.items() if (forms := parenthetical_forms(v))}
         out.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
                           description=desc or "", fields=fields, path=path,
                           select=SELECT.get(kind, ()),
-                          keys=field_keys(kind, fields, _labels(tree, node, kind))))
+                          keys=field_keys(kind, fields, _labels(tree, node, kind)),
+                          accepted=accepted))
     return out
 
 
