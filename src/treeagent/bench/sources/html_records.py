@@ -273,10 +273,9 @@ def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
     if len(grid) < 2:
         return "", []
     _, head_slots, head_cells = grid[0]
-    if all(c.label == "th" for c in head_cells) and len(head_slots) >= 2:
-        names = [label_text(tree, c) if c is not None else "" for c in head_slots]
-        if len(set(names)) != len(names) or not all(names):
-            return "", []
+    names = [label_text(tree, c) if c is not None else "" for c in head_slots]
+    if (all(c.label == "th" for c in head_cells) and len(names) >= 2 and all(names)
+            and len(set(names)) == len(names)):
         rows: list[tuple[Node, list[str | list[str]]]] = []
         for r, slots, own in grid[1:]:
             if all(c.label == "th" for c in own):
