@@ -84,3 +84,13 @@ def test_the_inventory_reports_variety_per_cell(two_lengths):
         assert f["distinct"] == len({(r["question"], r["answer"]) for r in kept})
     assert isinstance(v["shortfalls"], list)
     assert json.dumps(v)  # plain values (written to inventory.json)
+
+
+def test_a_build_names_its_empty_cells_and_variety_shortfalls():
+    inv = {"counts": {"html": {"conditional_count": {"demo-4K": 0}, "one_field": {"demo-4K": 1}}},
+           "variety": {"html": {"shortfalls": ["html one_field@demo-4K: count 2 answers 2 of 2"]}}}
+    lines = build.shortfall_lines(build.BuildResult(inventory=inv))
+    assert lines[0].startswith("empty: html: 1 of 2 requested cells empty "
+                               "(conditional_count@demo-4K)"), lines
+    assert lines[1:] == ["variety: html one_field@demo-4K: count 2 answers 2 of 2"]
+    assert build.shortfall_lines(build.BuildResult(inventory={"counts": {}})) == []

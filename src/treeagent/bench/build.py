@@ -484,6 +484,20 @@ def _distinct_by_bucket(rows: Sequence[dict[str, Any]]) -> dict[str, list[int]]:
     return {b: [len(q), kept[b]] for b, q in seen.items()}
 
 
+def shortfall_lines(result: BuildResult) -> list[str]:
+    """What a build left short, one line each: the empty cells with their reasons
+    (:func:`treeagent.bench.shortfall.report`), then each cell's variety shortfalls
+    (:mod:`treeagent.bench.variety`); ``[]`` when none. The pipeline logs them as
+    warnings, ``bench build`` prints them: never silent."""
+    from treeagent.bench import shortfall
+
+    lines = [f"empty: {line}" for line in shortfall.report(result.inventory,
+                                                           result.rejections)]
+    for v in result.inventory.get("variety", {}).values():
+        lines += [f"variety: {line}" for line in v["shortfalls"]]
+    return lines
+
+
 def quality_lines(inv: dict[str, Any]) -> list[str]:
     """The question-quality report as text lines (printed at the end of a build)."""
     lines = []
