@@ -149,15 +149,20 @@ def test_hidden_sort_keys_and_capture_relative_text_are_not_part_of_a_value():
             '<tr><td>Mount Massive</td><td><span class="sortkey">7000</span>14,421 ft</td>'
             '<td>June 1, 1980 (aged 28)</td><td>second<br>line</td></tr>'
             '<tr><td>Mount Harvard</td><td>14,420 ft</td><td>July 2, 1960</td>'
-            '<td><span class="visually-hidden">skip </span>third</td></tr></table>')
+            '<td><span class="visually-hidden">skip </span>third</td></tr>'
+            '<tr><td><b>Ykkönen</b> <i>(First Division)</i></td><td>14,000 ft</td>'
+            '<td>March 1, 1990</td><td>fourth</td></tr></table>')
     text, recs, srcs = _context("html", "wikitables", [page])
     got = [(r.fields["height"], r.fields["born"]) for r in recs]
     assert got == [("14,440 ft", "May 3, 1970"), ("14,421 ft", "June 1, 1980 (aged 28)"),
-                   ("14,420 ft", "July 2, 1960")]
+                   ("14,420 ft", "July 2, 1960"), ("14,000 ft", "March 1, 1990")]
+    assert recs[-1].fields["peak"] == "Ykkönen (First Division)"  # the space between
     assert not any("note" in r.fields for r in recs)  # one cell of the column is a list
     rows = _reader_rows(page)
     assert [(r[("@column", "Height")], r[("@column", "Born")]) for r in rows] == got
-    assert [r[("@column", "Note")] for r in rows] == ["first", ["second", "line"], "third"]
+    assert [r[("@column", "Note")] for r in rows] == ["first", ["second", "line"], "third",
+                                                      "fourth"]
+    assert rows[-1][("@column", "Peak")] == "Ykkönen (First Division)"
 
 
 # ------------------------------------------------------------------ accepted forms

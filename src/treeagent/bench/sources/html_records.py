@@ -83,8 +83,9 @@ def hidden(tree: Tree, node: Node) -> bool:
 
 def text_lines(tree: Tree, node: Node) -> list[str]:
     """The visible text of a subtree as the lines a browser breaks it into (``<br>``,
-    list items and other blocks end a line); entities decoded, white space collapsed,
-    hidden elements left out."""
+    list items and other blocks end a line); entities decoded, white space collapsed
+    (white space between two elements, ``<b>a</b> <i>b</i>``, is one space), hidden
+    elements left out."""
     out: list[str] = []
     stack: list[Node | str] = [node]
     while stack:
@@ -96,7 +97,11 @@ def text_lines(tree: Tree, node: Node) -> list[str]:
         elif not hidden(tree, n):
             mark = "\n" if n.label in _BREAKS else " " if n.label in ("td", "th") else ""
             stack.append(mark)
-            stack.extend(reversed(n.children))
+            kids = n.children
+            for k in range(len(kids) - 1, -1, -1):
+                stack.append(kids[k])
+                if k and kids[k - 1].end < kids[k].start:
+                    stack.append(" ")  # white space between siblings (no text node)
             stack.append(mark)
     return [t for t in (_WS.sub(" ", x).strip() for x in "".join(out).split("\n")) if t]
 
