@@ -94,3 +94,20 @@ def test_a_build_names_its_empty_cells_and_variety_shortfalls():
                                "(conditional_count@demo-4K)"), lines
     assert lines[1:] == ["variety: html one_field@demo-4K: count 2 answers 2 of 2"]
     assert build.shortfall_lines(build.BuildResult(inventory={"counts": {}})) == []
+
+
+def test_aggregations_kept_at_two_lengths_never_repeat_and_a_repeat_is_rejected_by_name(
+        tmp_path):
+    params = build.BuildParams(formats=("json",), lengths=(2048, 4096), per_cell=2,
+                               questions_per_context=2,
+                               tasks=("conditional_count", "most_frequent", "numeric_extremum"))
+    result = build.build(params, {"json": make_units("json", 60, 9)}, tmp_path, extract=extract)
+    rows = result.examples["json"]
+    assert {r["bucket"] for r in rows} == {"demo-2K", "demo-4K"}
+    pairs = {(r["task"], r["question"], r["answer"]): r["id"] for r in rows}
+    assert len(pairs) == len(rows)
+    repeated = [r for r in result.rejections if r["reason"] == "repeated"]
+    kept = {r["id"] for r in rows}
+    for r in repeated:  # each names the kept example it repeats
+        assert r["detail"].rsplit(" ", 1)[1] in kept, r
+    assert result.inventory["variety"]["json"]["repeated"] == len(repeated)

@@ -238,6 +238,14 @@ def prepare_format(fmt: str, units: Iterable[Unit], params: BuildParams,
                     int(pool.cost.max(axis=1).sum() + pool.overhead.max()), stats)
 
 
+def _stated_in(q: tasks.Question, ctx_recs: Sequence[Record], prep: Prepared) -> set[str]:
+    """The units whose records state the field an aggregation question asks about (the
+    records that decide its answer; other records of the kind state nothing of it)."""
+    wanted, names = set(q.record_ids), tasks.spec_fields(q.spec)
+    return {prep.unit_of_rec[id(r)] for r in ctx_recs
+            if r.id in wanted and any(n in r.fields for n in names)}
+
+
 def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
          extract: validate.Extractor, lengths: Sequence[int] | None = None,
          progress: Progress | None = None
@@ -321,8 +329,8 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                     wanted = set(q.record_ids)
                     src = sorted({prep.unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
                                  key=prep.idx.__getitem__)
-                    if task not in lookups and set(src) <= anchor_ids and \
-                            variety.home(q.question, params.seed, fmt, family, spread) != turn:
+                    if task not in lookups and _stated_in(q, ctx_recs, prep) <= anchor_ids \
+                            and variety.home(q.question, params.seed, fmt, family, spread) != turn:
                         continue  # on the anchors alone: the same at every length, asked at one
                     if strict and not caps.allows(task, length, src, q.answer):
                         continue  # a unit or a count value already has its share of the cell
