@@ -42,7 +42,7 @@ _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"
 _NOT_RENDERED = frozenset(("script", "style", "noscript", "template", "head", "title"))
 _HIDING_CLASSES = frozenset(("sortkey", "visualhide", "visually-hidden", "sr-only",
                              "screen-reader-text", "hidden"))
-_HIDING_HINTS = ("hidden", "none", "sortkey", "visualhide", "sr-only", "screen-reader")
+_HIDING_HINT = re.compile(r"hidden|none|sortkey|visualhide|sr-only|screen-reader", re.I)
 _NONE_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _BREAKS = frozenset(
     "address article aside blockquote br dd div dl dt fieldset figcaption figure footer form "
@@ -70,8 +70,10 @@ def hidden(tree: Tree, node: Node) -> bool:
         return node.kind != "text"
     if node.label in _NOT_RENDERED:
         return True
+    if tree.text.startswith(">", node.start + 1 + len(node.label)):  # type: ignore[arg-type]
+        return False  # no attributes
     tag = _START_TAG.match(tree.text, node.start)
-    if tag is None or not any(h in tag.group(1).lower() for h in _HIDING_HINTS):
+    if tag is None or _HIDING_HINT.search(tree.text, tag.start(1), tag.end(1)) is None:
         return False
     attrs = attributes(tree, node)
     if "hidden" in attrs or _NONE_STYLE.search(attrs.get("style", "")):
@@ -96,13 +98,17 @@ def text_lines(tree: Tree, node: Node) -> list[str]:
             out.append(_WS.sub(" ", htmllib.unescape(tree.text[n.start:n.end])))
         elif not hidden(tree, n):
             mark = "\n" if n.label in _BREAKS else " " if n.label in ("td", "th") else ""
-            stack.append(mark)
+            if mark:
+                stack.append(mark)
             kids = n.children
-            for k in range(len(kids) - 1, -1, -1):
+            for k in range(len(kids) - 1, 0, -1):
                 stack.append(kids[k])
-                if k and kids[k - 1].end < kids[k].start:
+                if kids[k - 1].end < kids[k].start:
                     stack.append(" ")  # white space between siblings (no text node)
-            stack.append(mark)
+            if kids:
+                stack.append(kids[0])
+            if mark:
+                stack.append(mark)
     return [t for t in (_WS.sub(" ", x).strip() for x in "".join(out).split("\n")) if t]
 
 
@@ -229,6 +235,9 @@ _DIGITS = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")
 def _span_attr(tree: Tree, cell: Node, name: str, cap: int) -> int:
     """``colspan``/``rowspan`` by HTML's rules for non-negative integers: the leading
     digits, else 1, at most ``cap``."""
+    tag = _START_TAG.match(tree.text, cell.start)
+    if tag is None or "span" not in tag.group(1).lower():
+        return 1
     m = _DIGITS.match(attributes(tree, cell).get(name, ""))
     return 1 if m is None else min(int(m.group(1)), cap)
 
@@ -465,6 +474,7 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
     out: list[Record] = []
     counts = Counter(c for _, _, cands in items for c in set(cands))
     taken: set[str] = set()
+    labels: dict[int, dict[str, str]] = {}  # per table: a table's rows share its header
     for node, fields, cands in items:
         path = _rel(tree, unit, node)
         desc = next((c for c in cands if counts[c] == 1 and c not in taken
@@ -477,20 +487,24 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
         out.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
                           description=desc or "", fields=fields, path=path,
                           select=SELECT.get(kind, ()),
-                          keys=field_keys(kind, fields, _labels(tree, node, kind)),
+                          keys=field_keys(kind, fields, _labels(tree, node, kind, labels)),
                           accepted=accepted))
     return out
 
 
-def _labels(tree: Tree, node: Node, kind: str) -> dict[str, str]:
-    """Field name -> the header or label text a reader sees (table rows, label tables)."""
+def _labels(tree: Tree, node: Node, kind: str,
+            known: dict[int, dict[str, str]]) -> dict[str, str]:
+    """Field name -> the header or label text a reader sees (table rows, label tables);
+    ``known`` keeps each table's header names."""
     if kind == "table row":
         table = node
         while table.parent is not None and table.label != "table":
             table = table.parent
-        grid = [g for g in table_layout(tree, table) if g[2]]
-        head = [c for c in grid[0][1] if c is not None] if grid else []
-        return {humanize(n): n for n in (label_text(tree, c) for c in head)}
+        if id(table) not in known:
+            grid = [g for g in table_layout(tree, table) if g[2]]
+            head = [c for c in grid[0][1] if c is not None] if grid else []
+            known[id(table)] = {humanize(n): n for n in (label_text(tree, c) for c in head)}
+        return known[id(table)]
     if kind == "specification table":
         return {humanize(lbl): lbl for lbl in (label_text(tree, own[0])
                                                for _, _, own in table_layout(tree, node)
