@@ -271,7 +271,8 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
     fills: dict[int, list[float]] = {n: [] for n in lengths}
     reuse: Tally = Tally()
     q_per = params.questions_per_context
-    turns = sorted({units[i].source for i in prep.support})  # sources with anchor units
+    turns = sorted({units[i].source for i, sup in prep.support.items()  # sources whose
+                    if sup.widest})  # small units hold a record a lookup can ask about
     spread = len(params.lengths)  # the whole grid's lengths, whichever this call fills
     caps = variety.Caps(params.per_cell)
     for family in range(params.families):
