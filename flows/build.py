@@ -25,7 +25,7 @@ from prefect.cache_policies import NO_CACHE
 @task(name="build", retries=0, cache_policy=NO_CACHE)
 def build_examples(kwargs: dict[str, Any], raw_dir: str, out_dir: str) -> dict[str, Any]:
     """Build and validate every format of ``build.formats``; returns the inventory."""
-    from treeagent.bench.build import BuildParams, build
+    from treeagent.bench.build import BuildParams, build, shortfall_lines
     from treeagent.bench.sources import units
     from treeagent.progress import Progress
 
@@ -38,6 +38,8 @@ def build_examples(kwargs: dict[str, Any], raw_dir: str, out_dir: str) -> dict[s
     inv = result.inventory
     log.info("kept %s examples, rejected %s: %s", inv.get("examples"), inv.get("rejected"),
              json.dumps(inv.get("rejections", {}))[:400])
+    for line in shortfall_lines(result):  # empty cells and variety shortfalls
+        log.warning(line)
     return {k: inv.get(k) for k in ("examples", "rejected", "rejections")}
 
 
@@ -76,16 +78,19 @@ def build_flow(params: str = _common.PARAMS, raw_dir: str = "raw",
     runner = p["runner"]
     if runner["name"] == "thread" and runner["workers"] == 1:
         return build_examples(p.build_kwargs(), raw_dir, out_dir)
-    from treeagent.bench.build import BuildParams
+    from treeagent.bench.build import BuildParams, shortfall_lines
     from treeagent.bench.cells import build_sharded
     from treeagent.runners import describe
 
     log = get_run_logger()
     log.info("build: one task per (format, length) cell on %s", describe(runner))
-    inv = build_sharded(BuildParams(**p.build_kwargs()), raw_dir, out_dir, _on_runner,
-                        workers=runner["workers"]).inventory
+    result = build_sharded(BuildParams(**p.build_kwargs()), raw_dir, out_dir, _on_runner,
+                           workers=runner["workers"])
+    inv = result.inventory
     log.info("kept %s examples, rejected %s: %s", inv.get("examples"), inv.get("rejected"),
              json.dumps(inv.get("rejections", {}))[:400])
+    for line in shortfall_lines(result):  # empty cells and variety shortfalls
+        log.warning(line)
     return {k: inv.get(k) for k in ("examples", "rejected", "rejections")}
 
 

@@ -116,12 +116,15 @@ def test_suite_fails_on_a_corrupted_table_naming_the_expectation(tmp_path):
     good.update(validate.check_example(good, ctx, 0.05))
     good.update({"unit_ids": [u.id for u in units], "content_hash": "0" * 64,
                  "context_hash": "0" * 64, "bucket": "demo-2K", "family": 0})
-    rows = [dict(good, id=f"ok{i}") for i in range(3)]
+    # each row its own question: a repeated (question, answer) is rejected by the gate
+    rows = [dict(good, id=f"ok{i}", question=good["question"] + " ?" * i) for i in range(3)]
     assert examples_gate.run(pd.DataFrame(rows)).success
     rows.append(dict(good, id="ok0"))  # duplicate id
-    rows.append(dict(good, id="long", tokens=json.dumps({"qwen3": 2100, "qwen2.5": 2100})))
+    rows.append(dict(good, id="long", question=good["question"] + " (long)",
+                     tokens=json.dumps({"qwen3": 2100, "qwen2.5": 2100})))
     rows.append(dict(good, id="leak", question="What is $.events[2].depth?"))
-    rows.append(dict(good, id="bad", check_answer="spec gives 3, stored 4"))
+    rows.append(dict(good, id="bad", question=good["question"] + " (bad)",
+                     check_answer="spec gives 3, stored 4"))
     res = examples_gate.run(pd.DataFrame(rows))
     assert not res.success
     assert "expect_column_values_to_be_unique(id)" in res.failed[3]

@@ -37,6 +37,10 @@ When the reference is a number (or a string that is a plain number) values also 
 numerically within max(0.01, 0.1% of |reference|); ``1,234.5``, ``4.5e3`` and ``-3``
 parse, and a percentage ``12.5%`` matches either 12.5 or 0.125.
 
+Accepted forms: where a careful reader could state a reference value in two forms
+(e.g. "June 1, 1980 (aged 28)" or "June 1, 1980"), the example lists the further forms
+per value and a prediction matching any of them scores as the reference value does.
+
 Scoring: single-value tasks (one field, conditional count, numeric extremum) score 1 or
 0; a single-number answer may be a sentence with exactly one number in it ("12 records").
 Multi-value tasks score matched / max(len(pred), len(ref)); ordered tasks compare value
@@ -368,13 +372,24 @@ def _span(pieces: list[str], seps: list[str], i: int, j: int) -> str:
     return "".join(out)
 
 
-def _width(ref: Any) -> int:
-    """How many comma/"and" pieces a reference value itself splits into."""
-    pieces, seps = _pieces(_value_text(ref))
-    return len(pieces) if seps is not None else 1
+Forms = Sequence[Any]
+"""One reference value and the further forms accepted for it (first: the reference)."""
 
 
-def _groups(pieces: list[str], seps: list[str] | None, refs: Sequence[Any],
+def _match_forms(pred: str, forms: Forms) -> bool:
+    return any(match_value(pred, f) for f in forms)
+
+
+def _width(forms: Forms) -> int:
+    """How many comma/"and" pieces a reference value (its widest form) splits into."""
+    widths = [1]
+    for ref in forms:
+        pieces, seps = _pieces(_value_text(ref))
+        widths.append(len(pieces) if seps is not None else 1)
+    return max(widths)
+
+
+def _groups(pieces: list[str], seps: list[str] | None, refs: Sequence[Forms],
             ordered: bool) -> tuple[list[str], list[bool | None]]:
     """Predicted values; adjacent pieces are joined when the join matches a reference.
 
@@ -392,11 +407,13 @@ def _groups(pieces: list[str], seps: list[str] | None, refs: Sequence[Any],
             for k in targets:
                 if k >= len(refs):
                     continue
-                w = _width(refs[k])
-                if w > 1 and i + w <= len(pieces) \
-                        and match_value(_span(pieces, seps, i, i + w), refs[k]):
-                    step, hit = w, True
-                    used.add(k)
+                for w in sorted({_width([f]) for f in refs[k]} - {1}, reverse=True):
+                    if i + w <= len(pieces) \
+                            and _match_forms(_span(pieces, seps, i, i + w), refs[k]):
+                        step, hit = w, True
+                        used.add(k)
+                        break
+                if hit:
                     break
         text = _span(pieces, seps, i, i + step) if seps is not None else pieces[i]
         i += step
@@ -404,15 +421,15 @@ def _groups(pieces: list[str], seps: list[str] | None, refs: Sequence[Any],
             continue
         if ordered and hit is None:
             k = len(values)
-            hit = k < len(refs) and match_value(text, refs[k])
+            hit = k < len(refs) and _match_forms(text, refs[k])
         values.append(text)
         hits.append(hit)
     return values, hits
 
 
-def _max_matching(values: list[str], refs: Sequence[Any]) -> int:
+def _max_matching(values: list[str], refs: Sequence[Forms]) -> int:
     """Size of a maximum one-to-one matching between values and references."""
-    adj = [[k for k, r in enumerate(refs) if match_value(v, r)] for v in values]
+    adj = [[k for k, r in enumerate(refs) if _match_forms(v, r)] for v in values]
     owner: dict[int, int] = {}
 
     def augment(i: int, seen: set[int]) -> bool:
@@ -433,38 +450,59 @@ def _single_number(answer: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def score(task: str, reference: Any, prediction: str | None) -> float:
-    """Score one raw response against a JSON reference (scalar or list) for ``task``."""
+def _with_accepted(refs: list[Any], accepted: Sequence[Sequence[Any]] | None) -> list[list[Any]]:
+    """Each reference value with the further forms accepted for it (``accepted[i]``:
+    the forms a careful reader may state instead of value i; empty or absent: none)."""
+    if not accepted:
+        return [[r] for r in refs]
+    if len(accepted) != len(refs) or not all(isinstance(a, list | tuple) for a in accepted):
+        raise ValueError(f"accepted forms {accepted!r} do not give one list per reference "
+                         f"value ({len(refs)})")
+    return [[r, *a] for r, a in zip(refs, accepted)]
+
+
+def score(task: str, reference: Any, prediction: str | None,
+          accepted: Sequence[Sequence[Any]] | None = None) -> float:
+    """Score one raw response against a JSON reference (scalar or list) for ``task``.
+
+    ``accepted`` holds, for each reference value in order, the further forms a careful
+    reader may state for it (an example's ``accepted`` column, docs/fidelity.md "HTML
+    values"); a prediction matching any of them scores as the reference value does.
+    """
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
     refs = list(reference) if isinstance(reference, list | tuple) else [reference]
+    forms = _with_accepted(refs, accepted)
     answer = extract_answer(prediction)
     if not normalize_text(answer):
         return 0.0
     if task in SINGLE_VALUE_TASKS:
         if len(refs) != 1:
             raise ValueError(f"task {task!r} needs a single reference value, got {reference!r}")
-        ref = refs[0]
-        if match_value(answer, ref):
+        ref = forms[0]
+        if _match_forms(answer, ref):
             return 1.0
         values = split_values(answer)
-        if len(values) == 1 and match_value(values[0], ref):
+        if len(values) == 1 and _match_forms(values[0], ref):
             return 1.0
         if task in NUMERIC_TASKS:
             number = _single_number(answer)
-            return float(number is not None and match_value(number, ref))
+            return float(number is not None and _match_forms(number, ref))
         return 0.0
     if not refs:
         return 0.0
     pieces, seps = _pieces(answer)
     ordered = task not in UNORDERED_TASKS
-    values, hits = _groups(pieces, seps, refs, ordered)
+    values, hits = _groups(pieces, seps, forms, ordered)
     if not values:
         return 0.0
-    matched = sum(bool(h) for h in hits) if ordered else _max_matching(values, refs)
+    matched = sum(bool(h) for h in hits) if ordered else _max_matching(values, forms)
     return matched / max(len(values), len(refs))
 
 
-def score_json(task: str, reference_json: str, prediction: str | None) -> float:
-    """:func:`score` with the reference given as JSON text (the scored-row format)."""
-    return score(task, json.loads(reference_json), prediction)
+def score_json(task: str, reference_json: str, prediction: str | None,
+               accepted_json: str | None = None) -> float:
+    """:func:`score` with the reference (and the accepted forms) given as JSON text (the
+    scored-row format)."""
+    accepted = json.loads(accepted_json) if accepted_json else None
+    return score(task, json.loads(reference_json), prediction, accepted)

@@ -106,6 +106,7 @@ def row(example: Example, result: Result | None, engine: Engine, agent: str, met
         "length": example.length, "agent": agent, "method": method,
         "model": engine.model, "model_revision": engine.revision,
         "reference": json.dumps(example.answer, ensure_ascii=False),
+        "accepted": json.dumps(example.accepted, ensure_ascii=False),
     }
     if result is None:
         return {**base, "prediction": None, "calls": calls, "input_tokens": 0,

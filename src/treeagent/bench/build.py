@@ -30,7 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from treeagent.bench import contexts, examples_gate, io, second_readers, tasks, validate
+from treeagent.bench import (
+    accepted,
+    contexts,
+    examples_gate,
+    io,
+    second_readers,
+    tasks,
+    validate,
+    variety,
+)
 from treeagent.bench.model import Record, Unit
 from treeagent.formats import FORMATS
 from treeagent.registry import FORMATS as FORMAT_RECORDS
@@ -141,15 +150,19 @@ class _Support:
 
 
 def _anchors(pool: contexts.Pool, units: list[Unit], budget: int, rng: random.Random,
-             used: set[int], support: dict[int, _Support], tries: int = 32) -> list[int]:
+             used: set[int], support: dict[int, _Support], tries: int = 32,
+             source: str = "") -> list[int]:
     """Small anchor units whose records support as many lookup tasks as possible (all
-    five when the data allow): random first unit, then units added while they fit."""
+    five when the data allow): random first unit (from ``source`` when it has one, so
+    the families take their turn through every source with records), then units added
+    while they fit."""
     size = pool.cost.max(axis=1)
     cands = [i for i in support if size[i] <= budget]
     rng.shuffle(cands)
     cands.sort(key=lambda i: i in used)  # prefer units no family has anchored yet
+    firsts = [i for i in cands if units[i].source == source] or cands
     best: tuple[tuple[int, int, int], list[int]] = ((0, 0, 0), [])
-    for first in cands[:tries]:
+    for first in firsts[:tries]:
         chosen, total, keys = [first], int(size[first]), set(pool.keys[first])
         sup = _Support(support[first].widest, Tally(support[first].shared))
         for i in cands:
@@ -209,7 +222,8 @@ class Prepared:
 
     def info(self) -> dict[str, Any]:
         return {"units": len(self.units), "distinct_tokens": self.distinct,
-                "records": sum(len(u.records) for u in self.units)}
+                "records": sum(len(u.records) for u in self.units),
+                "sources_with_records": sorted({u.source for u in self.units if u.records})}
 
     def unit_rows(self, needed: set[str]) -> list[dict[str, Any]]:
         """Rows of ``units/<format>.parquet`` for the units ``needed``, in unit order."""
@@ -241,6 +255,14 @@ def prepare_format(fmt: str, units: Iterable[Unit], params: BuildParams,
                     int(pool.cost.max(axis=1).sum() + pool.overhead.max()), stats)
 
 
+def _stated_in(q: tasks.Question, ctx_recs: Sequence[Record], prep: Prepared) -> set[str]:
+    """The units whose records state the field an aggregation question asks about (the
+    records that decide its answer; other records of the kind state nothing of it)."""
+    wanted, names = set(q.record_ids), tasks.spec_fields(q.spec)
+    return {prep.unit_of_rec[id(r)] for r in ctx_recs
+            if r.id in wanted and any(n in r.fields for n in names)}
+
+
 def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
          extract: validate.Extractor, lengths: Sequence[int] | None = None,
          progress: Progress | None = None
@@ -267,25 +289,34 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
     reuse: Tally = Tally()
     q_per = params.questions_per_context
     unconfirmed = [] if second_readers.available(fmt) else [second_readers.UNCONFIRMED]
+    turns = sorted({units[i].source for i, sup in prep.support.items()  # sources whose
+                    if sup.widest})  # small units hold a record a lookup can ask about
+    spread = len(params.lengths)  # the whole grid's lengths, whichever this call fills
+    caps = variety.Caps(params.per_cell)
     for family in range(params.families):
         if not any(need.values()):
             break
         frng = random.Random(f"{params.seed}|{fmt}|family|{family}")
-        anchors = _anchors(pool, units, prep.budget, frng, used, prep.support)
+        anchors = _anchors(pool, units, prep.budget, frng, used, prep.support,
+                           source=turns[family % len(turns)] if turns else "")
         if not anchors:
             stats["no anchor units fit the smallest bucket"] += 1
             break
         depth = frng.random()
         anchor_recs = [r for a in anchors for r in units[a].records]
+        anchor_ids = {pool.ids[a] for a in anchors}
         lookups: dict[str, list[tasks.Question]] = {}
         for task in params.tasks:
-            if task in tasks.LOOKUP_TASKS:
+            if task in tasks.LOOKUP_TASKS:  # dealt out over the lengths: one length each
                 seen: set[str] = set()
-                qs = [tasks.generate(task, anchor_recs, frng, seen) for _ in range(q_per)]
+                qs = [tasks.generate(task, anchor_recs, frng, seen)
+                      for _ in range(q_per * spread)]
                 lookups[task] = [q for q in qs if q is not None]
+        strict = family < params.families // 2  # later families may exceed the caps
         for length in lengths:
             if not any(need[(t, length)] for t in params.tasks):
                 continue
+            turn = params.lengths.index(length)
             crng = random.Random(f"{params.seed}|{fmt}|context|{family}|{length}")
             ctx = contexts.build_context(pool, counter, anchors, length, crng, depth,
                                          tolerance=params.tolerance,
@@ -304,7 +335,9 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                 if not need[(task, length)]:
                     continue
                 if task in lookups:  # a description another record repeats is not asked
-                    questions = [q for q in lookups[task] if not tasks.ambiguous(q, ctx_recs)]
+                    questions = [q for i, q in enumerate(lookups[task])
+                                 if (i + family) % spread == turn
+                                 and not tasks.ambiguous(q, ctx_recs)]
                 else:
                     arng = random.Random(f"{params.seed}|{fmt}|{task}|{family}|{length}")
                     seen = set()
@@ -316,12 +349,20 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                     wanted = set(q.record_ids)
                     src = sorted({prep.unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
                                  key=prep.idx.__getitem__)
+                    if task not in lookups and _stated_in(q, ctx_recs, prep) <= anchor_ids \
+                            and variety.home(q.question, params.seed, fmt, family, spread) != turn:
+                        continue  # on the anchors alone: the same at every length, asked at one
+                    if strict and not caps.allows(task, length, src, q.answer):
+                        continue  # a unit or a count value already has its share of the cell
                     row = _row(fmt, q, length, family, j, ctx, pool, src, flags,
                                params.tolerance)
+                    row["accepted"] = json.dumps(accepted.question_forms(
+                        q.spec, q.record_ids, ctx_recs), ensure_ascii=False)
                     row.update(validate.check_example(row, checked, params.tolerance))
                     rows.append(row)
                     if not any(row[f"check_{c}"] for c in validate.CHECKS):
                         need[(task, length)] -= 1
+                        caps.take(task, length, src, q.answer)
                         if progress:
                             progress(fmt, total - sum(need.values()), total)
     short = {contexts.bucket_label(n): {
@@ -383,6 +424,7 @@ def finish_build(params: BuildParams, result: BuildResult, infos: dict[str, Any]
             {"expectation": t, "column": c, "success": ok, "unexpected": n}
             for (t, c), (ok, n) in suites.items()]
     result.inventory.update(_inventory(params, result, infos))
+    result.inventory["variety"] = _variety(quality, infos)
     result.inventory["quality"] = quality
     _write_summary(out, result, sizes)
 
@@ -408,6 +450,14 @@ def finish_format(fmt: str, rows: list[dict[str, Any]],
         del df, suite
     kept.sort(key=lambda r: (order[r["task"]], r["length"], r["family"], r["id"]))
     quality[fmt] = question_quality(rows, kept, params.tasks)
+    cells = variety.by_cell(kept)
+    for task, entry in quality[fmt].items():
+        entry["cells"] = {k.split("@")[1]: v for k, v in cells.items()
+                          if k.split("@")[0] == task}
+    quality[fmt]["variety"] = {  # read by finish_build (the format's sources)
+        "repeated": sum(1 for r in result.rejections
+                        if r["format"] == fmt and r["reason"] == "repeated"),
+        "evidence_sources": variety.evidence_sources(kept)}
     result.examples[fmt] = [{k: v for k, v in r.items() if not k.startswith("check_")}
                             for r in kept]
     table = unit_rows({u for r in kept for u in r["unit_ids"]})
@@ -462,6 +512,20 @@ def _distinct_by_bucket(rows: Sequence[dict[str, Any]]) -> dict[str, list[int]]:
     return {b: [len(q), kept[b]] for b, q in seen.items()}
 
 
+def shortfall_lines(result: BuildResult) -> list[str]:
+    """What a build left short, one line each: the empty cells with their reasons
+    (:func:`treeagent.bench.shortfall.report`), then each cell's variety shortfalls
+    (:mod:`treeagent.bench.variety`); ``[]`` when none. The pipeline logs them as
+    warnings, ``bench build`` prints them: never silent."""
+    from treeagent.bench import shortfall
+
+    lines = [f"empty: {line}" for line in shortfall.report(result.inventory,
+                                                           result.rejections)]
+    for v in result.inventory.get("variety", {}).values():
+        lines += [f"variety: {line}" for line in v["shortfalls"]]
+    return lines
+
+
 def quality_lines(inv: dict[str, Any]) -> list[str]:
     """The question-quality report as text lines (printed at the end of a build)."""
     lines = []
@@ -478,7 +542,29 @@ def quality_lines(inv: dict[str, Any]) -> list[str]:
                 lines.append(f"    count answers: {q['count_answers']}")
             for s in q["samples"]:
                 lines.append(f"    - {s['question']} -> {json.dumps(s['answer'])}")
+    for fmt, v in inv.get("variety", {}).items():
+        lines.append(f"{fmt} variety: sources used as evidence "
+                     f"{len(v['evidence_sources'])} of {len(v['sources_with_records'])} with "
+                     f"records; {len(v['shortfalls'])} shortfall(s)")
+        lines += [f"  shortfall: {line}" for line in v["shortfalls"]]
     return lines
+
+
+def _variety(quality: dict[str, Any], infos: dict[str, Any]) -> dict[str, Any]:
+    """Per format: the per-cell figures of :mod:`treeagent.bench.variety` (moved out of
+    ``quality``), the sources with records and those used as evidence, and the rule
+    each cell breaks (``shortfalls``: never silent)."""
+    out: dict[str, Any] = {}
+    for fmt, by_task in quality.items():
+        v = by_task.pop("variety")
+        cells = {f"{t}@{b}": f for t, q in by_task.items() for b, f in q.pop("cells").items()}
+        with_records = infos.get(fmt, {}).get("sources_with_records", [])
+        out[fmt] = {"cells": cells, "repeated": v["repeated"],
+                    "sources_with_records": with_records,
+                    "evidence_sources": v["evidence_sources"],
+                    "shortfalls": variety.shortfalls(fmt, cells, v["repeated"], with_records,
+                                                     v["evidence_sources"])}
+    return out
 
 
 def _write_summary(out: Path, result: BuildResult, sizes: dict[str, int]) -> None:

@@ -53,6 +53,7 @@ def expectations(E: Any) -> list[Any]:
         E.ExpectColumnValueLengthsToEqual(column="content_hash", value=64),
         E.ExpectColumnValuesToNotMatchRegex(column="question", regex=QUESTION_LEAK),
         E.ExpectColumnValuesToBeInSet(column="answer_is_null", value_set=[False]),
+        E.ExpectColumnValuesToBeInSet(column="repeat_of", value_set=[""]),
     ]
     out += [E.ExpectColumnValuesToBeInSet(column=f"check_{c}", value_set=[""])
             for c in validate.CHECKS]
@@ -72,8 +73,27 @@ def prepare(df: Any, tolerance: float) -> Any:
     for c in validate.CHECKS:
         if f"check_{c}" not in df.columns:
             df[f"check_{c}"] = ""
+    df["repeat_of"] = repeats(df)
     df["_row"] = range(len(df))
     return df
+
+
+def repeats(df: Any) -> list[str]:
+    """Per row, the id of an earlier row of the same format and task with the same
+    question and answer (at any length), else "": no (question, answer) is asked twice
+    (:mod:`treeagent.bench.variety`). Rows failing a per-row check neither repeat nor
+    are repeated (they are rejected for that)."""
+    checks = [f"check_{c}" for c in validate.CHECKS if f"check_{c}" in df.columns]
+    failed = df[checks].astype(bool).any(axis=1).tolist() if checks else [False] * len(df)
+    seen: dict[tuple[str, str, str, str], str] = {}
+    out = []
+    for i, key in enumerate(zip(df["format"], df["task"], df["question"], df["answer"])):
+        if failed[i]:
+            out.append("")
+            continue
+        out.append(seen.get(key, ""))
+        seen.setdefault(key, df["id"].iloc[i])
+    return out
 
 
 # ------------------------------------------------------------------ in the build
@@ -131,10 +151,14 @@ def rejections(df: Any, result: SuiteResult) -> list[dict[str, Any]]:
     """One rejection per failing row: the failed expectations and the plain reasons."""
     out = []
     checks = [c for c in validate.CHECKS if f"check_{c}" in df.columns]
+    repeat_of = list(df["repeat_of"]) if "repeat_of" in df.columns else repeats(df)
     for i, labels in sorted(result.failed.items()):
         row = df.iloc[i]
         reasons = [str(row[f"check_{c}"]) for c in checks if row[f"check_{c}"]]
         check = next((c for c in checks if row[f"check_{c}"]), labels[0])
+        if check == labels[0] and repeat_of[i]:
+            check = "repeated"
+            reasons.append(f"same question and answer as {repeat_of[i]}")
         out.append({"id": row["id"], "format": row["format"], "task": row["task"],
                     "length": int(row["length"]), "reason": check,
                     "expectations": "; ".join(labels), "detail": " | ".join(reasons)})

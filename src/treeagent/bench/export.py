@@ -2,9 +2,9 @@
 ``datasets`` DatasetDict with a dataset card.
 
 Each exported example carries its context text (materialized from the stored recipe
-and checked against ``context_hash``), question, reference, task, length, format and
-provenance: one entry per source file its context draws on (source group, file,
-license, repository and commit where known). Rows are read a few at a time, so a
+and checked against ``context_hash``), question, reference and accepted forms, task,
+length, format and provenance: one entry per source file its context draws on (source
+group, file, license, repository and commit where known). Rows are read a few at a time, so a
 format's 1M-token contexts are never all in memory; the ``datasets`` export writes
 through Arrow on disk (``Dataset.from_generator``).
 """
@@ -25,8 +25,8 @@ from treeagent.registry import lazy_choices
 
 PROVENANCE_KEYS = ("source", "file", "license", "repo", "commit")
 """Fields of each provenance entry (empty string where a source does not say)."""
-_COLUMNS = ("id", "format", "task", "length", "bucket", "question", "reference", "spec",
-            "context", "source_ids", "provenance", "flags", "context_hash", "content_hash")
+_COLUMNS = ("id", "format", "task", "length", "bucket", "question", "reference", "accepted",
+            "spec", "context", "source_ids", "provenance", "flags", "context_hash", "content_hash")
 
 
 def examples_path(validated: str | Path, fmt: str) -> Path:
@@ -97,7 +97,8 @@ def iter_examples(validated: str | Path, fmt: str) -> Iterator[dict[str, Any]]:
                 files.setdefault(entry["file"], entry)
             out = {k: row[k] for k in ("id", "format", "task", "bucket", "question", "spec",
                                        "source_ids", "context_hash", "content_hash")}
-            out.update(length=int(row["length"]), reference=row["answer"], context=context,
+            out.update(length=int(row["length"]), reference=row["answer"],
+                       accepted=row.get("accepted") or "[]", context=context,
                        provenance=list(files.values()), flags=list(row["flags"] or []))
             out.update({c: row[c] for c in counts})
             yield out
@@ -111,7 +112,7 @@ def write_jsonl(validated: str | Path, formats: Sequence[str], out: TextIO) -> d
         n = 0
         for row in iter_examples(validated, fmt):
             row = {**row, "reference": json.loads(row["reference"]),
-                   "spec": json.loads(row["spec"])}
+                   "accepted": json.loads(row["accepted"]), "spec": json.loads(row["spec"])}
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             n += 1
         written[fmt] = n
@@ -238,7 +239,9 @@ distractor units.
 ## Columns
 
 `id`, `format`, `task`, `length` (bucket in construction tokens), `bucket`, `question`,
-`reference` (the reference answer, JSON text), `spec` (the executable reference
+`reference` (the reference answer, JSON text), `accepted` (JSON text: for each reference
+value in order, the further forms a careful reader may state and the scorer accepts;
+`[]`: none), `spec` (the executable reference
 specification, JSON text), `context` (the document text), `source_ids`, `provenance`
 (per source file: source, file, license, repo, commit), `flags`, `context_hash` (sha256
 of `context`), `content_hash`, and `tokens_<tokenizer>` (the context's token count under

@@ -2,10 +2,10 @@
 
 Shares nothing with construction's record extraction (``bench/sources/*_records.py``,
 ``bench/tasks.py``): it re-reads each stored context with standard parsers -- ``json``,
-a YAML 1.2 reader (ruamel.yaml), the standard library's HTML tokenizer, tree-sitter to
-find the JavaScript statements and ``json5`` to read their values -- finds every record
-the stored specification's scope covers as a reader of the context would, and recomputes
-the reference from the specification alone:
+a YAML 1.2 reader (ruamel.yaml), lxml for HTML (never construction's own tokenizer),
+tree-sitter to find the JavaScript statements and ``json5`` to read their values -- finds
+every record the stored specification's scope covers as a reader of the context would,
+and recomputes the reference from the specification alone:
 
 * a scope is ``sources`` (unit provenance) x ``select`` patterns: key steps from each
   unit's value (``"*"`` any list item, ``"~"`` any mapping member, ``["@any", k1, ...]``
@@ -13,7 +13,9 @@ the reference from the specification alone:
   key]`` keep a mapping that says what it is; JS patterns start with the binding name,
   ``"@literal"`` for a bare literal, ``"*"`` for any; ``"**"``: every mapping at any
   depth), or what an HTML page shows (``"@table-row"``: rows under a header row;
-  ``"@label-table"``: a two-column label/value table; ``"@definition"``; ``"@list-item"``);
+  ``"@label-table"``: a two-column label/value table; ``"@definition"``; ``"@list-item"``),
+  tables laid out as a browser lays them out and values as the page shows them
+  (:func:`layout`, :func:`value_of`; docs/fidelity.md "HTML values");
 * a field is a key path inside a record (``"@key:-n"``: a key on the way to it,
   ``"@up"``: the enclosing container, ``"[1]"``: the only item of a one-item list;
   HTML ``["@column", header]``, ``["@label", label]``); a value that is a list of
@@ -34,9 +36,8 @@ import json
 import math
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 
 import json5
@@ -80,78 +81,92 @@ def same(a: Any, b: Any) -> bool:
 
 
 # ------------------------------------------------------------------ HTML as a reader sees it
+#
+# Read with lxml (libxml2's HTML parser), never with construction's tokenizer. What a
+# value is (docs/fidelity.md, "HTML values"): the text a browser shows -- hidden
+# elements, capture-relative text and footnote marks are not part of it; a cell whose
+# visible text runs over several lines (``<br>``, list items, blocks) holds a list;
+# a table is read as a browser lays it out (rowspan/colspan cells cover every slot
+# they span).
 
-_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
-_CLOSES = {"td": {"td", "th"}, "th": {"td", "th"}, "tr": {"tr", "td", "th"},
-           "li": {"li"}, "dt": {"dt", "dd"}, "dd": {"dt", "dd"}, "p": {"p"},
-           "tbody": {"tbody", "thead", "tr", "td", "th"}, "tfoot": {"tbody", "thead", "tr", "td", "th"}}
-_BOUNDARY = frozenset({"br", "td", "th", "li", "p", "div"})
-
-
-@dataclass(slots=True)
-class El:
-    tag: str
-    children: list[Any] = field(default_factory=list)  # El or str
-
-
-class _Builder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = El("#root")
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        closes = _CLOSES.get(tag, set())
-        while len(self.stack) > 1 and self.stack[-1].tag in closes:
-            self.stack.pop()
-        el = El(tag)
-        self.stack[-1].children.append(el)
-        if tag not in _VOID:
-            self.stack.append(el)
-
-    def handle_endtag(self, tag: str) -> None:
-        for i in range(len(self.stack) - 1, 0, -1):
-            if self.stack[i].tag == tag:
-                del self.stack[i:]
-                return
-
-    def handle_data(self, data: str) -> None:
-        if self.stack[-1].tag not in ("script", "style"):
-            self.stack[-1].children.append(data)
+_UNSEEN_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title"})
+_HIDDEN_CLASSES = frozenset({"sortkey", "visualhide", "visually-hidden", "sr-only",
+                             "screen-reader-text", "hidden"})
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+_LINE_TAGS = frozenset(
+    "address article aside blockquote br dd div dl dt fieldset figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tr ul".split())
+_CELL_TAGS = frozenset({"td", "th"})
+_AGO = re.compile(r"(?:;|\()\s*\d+\s+(?:year|month|week|day)s?"
+                  r"(?:(?:,|\s+and)?\s+\d+\s+(?:month|week|day)s?)*\s+ago\)?", re.I)
+_AGE_NOW = re.compile(r"\s*\(age\s+\d+\)", re.I)
 
 
-def parse_html(text: str) -> El:
-    b = _Builder()
-    b.feed(text)
-    b.close()
-    return b.root
+def parse_html(text: str) -> Any:
+    """The document element of ``text`` as lxml reads it."""
+    import lxml.html
+
+    parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True, remove_comments=True,
+                                  remove_pis=True)
+    return lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
 
 
-def kids(el: El, *tags: str) -> list[El]:
-    return [c for c in el.children if isinstance(c, El) and (not tags or c.tag in tags)]
+def unseen(el: Any) -> bool:
+    """An element a reader of the rendered page does not see: script/style and the like,
+    the ``hidden`` attribute, an inline ``display:none``/``visibility:hidden``, a hidden
+    form input, or a class that hides it (Wikipedia's ``sortkey``, ``visually-hidden``,
+    ``sr-only``, ``hidden``)."""
+    tag = el.tag
+    if not isinstance(tag, str) or tag in _UNSEEN_TAGS:
+        return True
+    if el.get("hidden") is not None or _HIDDEN_STYLE.search(el.get("style") or ""):
+        return True
+    if tag == "input" and (el.get("type") or "").strip().lower() == "hidden":
+        return True
+    return bool(_HIDDEN_CLASSES.intersection((el.get("class") or "").split()))
 
 
-def walk(el: El) -> Iterator[El]:
-    stack = [el]
-    while stack:
-        e = stack.pop()
-        yield e
-        stack.extend(reversed(kids(e)))
+def _hidden_within(el: Any, top: Any) -> bool:
+    """Whether ``el`` or an element above it, up to ``top``, is :func:`unseen`."""
+    while el is not None:
+        if unseen(el):
+            return True
+        if el is top:
+            return False
+        el = el.getparent()
+    return False
 
 
-def shown(el: El) -> str:
-    """The text a reader sees in an element (white space collapsed)."""
+def kids(el: Any, *tags: str) -> list[Any]:
+    return [c for c in el if isinstance(c.tag, str) and (not tags or c.tag in tags)]
+
+
+def lines(el: Any) -> list[str]:
+    """The visible text of ``el`` as the lines a browser breaks it into (white space
+    collapsed, empty lines left out)."""
     parts: list[str] = []
-    stack: list[Any] = [el]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, str):
-            parts.append(n)
-            continue
-        if n.tag in _BOUNDARY:
-            parts.append(" ")
-        stack.extend(reversed(n.children))
-    return " ".join("".join(parts).split())
+
+    def visit(e: Any) -> None:
+        if e.text:
+            parts.append(e.text)
+        for c in e:
+            if not unseen(c):
+                tag = c.tag
+                brk = "\n" if tag in _LINE_TAGS else " " if tag in _CELL_TAGS else ""
+                parts.append(brk)
+                visit(c)
+                parts.append(brk)
+            if c.tail:
+                parts.append(c.tail)
+
+    if not unseen(el):
+        visit(el)
+    return [t for t in (" ".join(x.split()) for x in "".join(parts).split("\n")) if t]
+
+
+def shown(el: Any) -> str:
+    """The text a reader sees in an element, on one line."""
+    return " ".join(lines(el))
 
 
 def _is_mark(inside: str) -> bool:
@@ -190,65 +205,145 @@ def unmark(text: str) -> str:
     return "".join(out).strip()
 
 
-def heading(el: El) -> str:
+def unrelative(text: str) -> str:
+    """Text without what depends on when the page was saved: "; 18 years ago",
+    "(3 years, 2 months ago)", "(age 45)" ("(aged 28)" at a fixed event stays)."""
+    return _AGE_NOW.sub("", _AGO.sub("", text)).strip()
+
+
+def heading(el: Any) -> str:
     """A column header, row label or term as a reader names it."""
     return unmark(shown(el)).rstrip(":\uff1a").strip()
 
 
 def cell(text: str) -> Any:
-    """A cell as a reader states it: no footnote mark, no leading label separator; plain
-    numbers as numbers (a label's own trailing colon, ``Weight:`` or full-width ``：``,
-    is not part of it)."""
-    t = unmark(text).lstrip(":\u2013\u2014- \t").strip()
+    """A one-line value as a reader states it: no footnote mark, no capture-relative
+    text, no leading label separator; plain numbers as numbers (a label's own trailing
+    colon, ``Weight:`` or full-width ``：``, is not part of it)."""
+    t = unrelative(unmark(text)).lstrip(":\u2013\u2014- \t").strip()
     if _NUM.match(t):
         t2 = t.replace(",", "")
         return float(t2) if "." in t2 else int(t2)
     return t
 
 
-def _html_records(unit: El, select: Sequence[Any]) -> list[tuple[dict, list, list]]:
+def value_of(el: Any) -> Any:
+    """An element's value: one line as :func:`cell` reads it, several as a list."""
+    vals = [v for v in map(cell, lines(el)) if v != ""]
+    if len(vals) > 1:
+        return vals
+    return vals[0] if vals else ""
+
+
+def _span(raw: str | None, most: int) -> int:
+    """A ``colspan``/``rowspan`` as HTML parses it: leading digits, else 1; 0 is kept
+    (a ``rowspan`` of 0 runs to the end of its row group)."""
+    m = re.match(r"[\t\n\f\r ]*\+?(\d+)", raw or "")
+    return min(int(m.group(1)), most) if m else 1
+
+
+def layout(table: Any) -> list[tuple[list[Any], list[Any]]]:
+    """The rows of ``table`` as a browser lays them out: (the cell covering each slot,
+    None for an empty one; the cells that start in this row). A ``rowspan`` runs to the
+    end of its row group at most; where cells overlap the slot keeps the cell placed
+    first."""
+    groups: list[list[Any]] = []
+    last = None
+    for tr in table.iter("tr"):
+        parent = tr.getparent()
+        if _hidden_within(tr, table):
+            continue
+        if parent is not table and not (parent.tag in ("thead", "tbody", "tfoot")
+                                        and parent.getparent() is table):
+            continue
+        if parent is not last:
+            groups.append([])
+            last = parent
+        groups[-1].append(tr)
+    out: list[tuple[list[Any], list[Any]]] = []
+    for group in groups:
+        taken: dict[tuple[int, int], Any] = {}
+        for r, tr in enumerate(group):
+            own = [c for c in kids(tr, "td", "th") if not unseen(c)]
+            col = 0
+            for td in own:
+                while (r, col) in taken:
+                    col += 1
+                cs = max(1, _span(td.get("colspan"), 1000))
+                rs = _span(td.get("rowspan"), 65534) or len(group) - r
+                for dr in range(min(rs, len(group) - r)):
+                    for dc in range(cs):
+                        taken.setdefault((r + dr, col + dc), td)
+                col += cs
+            width = 1 + max((c for (rr, c) in taken if rr == r), default=-1)
+            out.append(([taken.get((r, c)) for c in range(width)], own))
+    return out
+
+
+def _table_rows(table: Any) -> list[dict]:
+    """Records of a table whose first row holds unique column headers (``th`` only):
+    every later row with a ``td`` of its own that no single cell spans across, each
+    column's value being that of the cell covering it."""
+    grid = [g for g in layout(table) if g[1]]
+    if len(grid) < 2:
+        return []
+    head, head_own = grid[0]
+    names = [heading(c) if c is not None else "" for c in head]
+    if (len(names) < 2 or not head_own or any(c.tag != "th" for c in head_own)
+            or not all(names) or len(set(names)) != len(names)):
+        return []
+    out = []
+    for slots, own in grid[1:]:
+        if not any(c.tag == "td" for c in own):
+            continue
+        covering = slots[:len(names)]
+        if len(names) > 1 and len(covering) == len(names) and len({id(c) for c in covering}) == 1:
+            continue  # one cell across the whole row: a caption or separator row
+        rec = {}
+        for n, c in zip(names, covering):
+            if c is not None and (v := value_of(c)) != "":
+                rec[("@column", n)] = v
+        if rec:
+            out.append(rec)
+    return out
+
+
+def _label_table(table: Any) -> dict | None:
+    rows = [own for _, own in layout(table) if own]
+    if len(rows) < 2:
+        return None
+    body = rows[1:] if len(rows[0]) == 1 and len(rows) >= 3 else rows
+    if len(body) >= 2 and all(len(p) == 2 for p in body):
+        return {("@label", heading(a)): value_of(b) for a, b in body}
+    return None
+
+
+def _html_records(unit: Any, select: Sequence[Any]) -> list[tuple[dict, list, list]]:
     """HTML records of one unit as (fields by reader key, [], []) triples."""
     what = select[0] if select else ""
     out: list[tuple[dict, list, list]] = []
     if what in ("@table-row", "@label-table"):
-        for table in (e for e in walk(unit) if e.tag == "table"):
-            if any(e.tag == "table" for e in walk(table) if e is not table):
+        for table in unit.iter("table"):
+            if _hidden_within(table, unit) or any(t is not table for t in table.iter("table")):
                 continue
-            rows = [r for r in kids(table, "tr")]
-            for sec in kids(table, "thead", "tbody", "tfoot"):
-                rows += kids(sec, "tr")
-            rows = [r for r in rows if kids(r, "td", "th")]
-            order = {id(e): i for i, e in enumerate(walk(table))}
-            rows.sort(key=lambda r: order[id(r)])
-            if len(rows) < 2:
-                continue
-            head = kids(rows[0], "td", "th")
             if what == "@table-row":
-                names = [heading(c) for c in head]
-                if (len(head) < 2 or any(c.tag != "th" for c in head) or not all(names)
-                        or len(set(names)) != len(names)):
-                    continue
-                for r in rows[1:]:
-                    cs = kids(r, "td", "th")
-                    if len(cs) == len(names):
-                        out.append(({("@column", n): cell(shown(c)) for n, c in zip(names, cs)},
-                                    [], []))
-            else:
-                body = rows[1:] if len(head) == 1 and len(rows) >= 3 else rows
-                pairs = [kids(r, "td", "th") for r in body]
-                if len(body) >= 2 and all(len(p) == 2 for p in pairs):
-                    out.append(({("@label", heading(a)): cell(shown(b))
-                                 for a, b in pairs}, [], []))
+                out += [(rec, [], []) for rec in _table_rows(table)]
+            elif (rec := _label_table(table)) is not None:
+                out.append((rec, [], []))
     elif what == "@definition":
-        for dl in (e for e in walk(unit) if e.tag == "dl"):
-            ks = kids(dl)
+        for dl in unit.iter("dl"):
+            if _hidden_within(dl, unit):
+                continue
+            ks = [k for k in kids(dl) if not unseen(k)]
             for a, b in zip(ks, ks[1:]):
                 if a.tag == "dt" and b.tag == "dd":
-                    out.append(({("@term",): heading(a),
-                                 ("@definition",): cell(shown(b))}, [], []))
+                    out.append(({("@term",): heading(a), ("@definition",): value_of(b)}, [], []))
     elif what == "@list-item":
-        for lst in (e for e in walk(unit) if e.tag in ("ul", "ol")):
-            out += [({("@text",): shown(li)}, [], []) for li in kids(lst, "li") if shown(li)]
+        for lst in unit.iter("ul", "ol"):
+            if _hidden_within(lst, unit):
+                continue
+            out += [({("@text",): t}, [], []) for li in kids(lst, "li")
+                    if (t := unrelative(unmark(shown(li))))]
     else:
         raise Unconfirmed(f"no reader-level address for HTML records {list(select)!r}")
     return out
@@ -331,8 +426,7 @@ def read_context(fmt: str, text: str) -> Reading:
         if fmt == "yaml":
             return Reading(fmt, _read_yaml(text))
         if fmt == "html":
-            root = parse_html(text)
-            body = next((e for e in walk(root) if e.tag == "body"), None)
+            body = parse_html(text).find("body")
             if body is None:
                 raise Unconfirmed("no <body>")
             return Reading(fmt, kids(body, "section"))
@@ -519,7 +613,10 @@ def value_at(found: Found, path: Sequence[Any]) -> Any:
     if path and isinstance(path[0], str) and path[0].startswith("@") and isinstance(rec, dict):
         head = path[0]
         if tuple(path) in rec:  # HTML reader keys
-            return rec[tuple(path)]
+            v = rec[tuple(path)]
+            if isinstance(v, list):  # a cell of several lines: a list, not one value
+                raise Unconfirmed(f"a list of {len(v)} items where one value is asked")
+            return v
         if head.startswith("@key:"):
             n = int(head[5:])
             return ks[n] if -n <= len(ks) else _MISSING

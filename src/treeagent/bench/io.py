@@ -41,6 +41,7 @@ EXAMPLE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("length", pa.int64()), ("bucket", pa.string()), ("tolerance", pa.float64()),
     ("family", pa.int64()),
     ("question", pa.string()), ("spec", pa.string()), ("answer", pa.string()),
+    ("accepted", pa.string()),
     ("source_ids", pa.list_(pa.string())), ("record_ids", pa.list_(pa.string())),
     ("unit_ids", pa.list_(pa.string())), ("tokens", pa.string()),
     ("reused", pa.int64()), ("flags", pa.list_(pa.string())),
@@ -157,6 +158,7 @@ def read_examples(path: str | Path, *, ids: Sequence[str] | None = None,
                 spec=json.loads(row["spec"]), source_ids=list(row["source_ids"]),
                 tokens=json.loads(row["tokens"]), context=context,
                 content_hash=row["content_hash"],
+                accepted=json.loads(row.get("accepted") or "[]"),
             )
 
 

@@ -37,7 +37,9 @@ class Record:
     ``opaque``: fields not listed are unknown (an unresolved ``$ref``). A record with an
     empty ``select`` is never asked about (no reader-level address); one with
     ``counted`` false is looked up but never aggregated (its kind has no scope a
-    question can state, e.g. the items of an unnamed JS literal).
+    question can state, e.g. the items of an unnamed JS literal). ``accepted`` maps a
+    field name to the further forms a careful reader may state for its value (HTML
+    "June 1, 1980 (aged 28)": also "June 1, 1980"; docs/fidelity.md "HTML values").
     """
 
     id: str  # stable: f"{unit_id}#{local id}"
@@ -52,6 +54,7 @@ class Record:
     defaults: dict[str, Scalar] = field(default_factory=dict)
     opaque: bool = False
     counted: bool = True
+    accepted: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -73,7 +76,9 @@ class Example:
 
     ``answer`` is the reference answer (a scalar or an ordered/unordered list, as the
     task says); ``spec`` the machine-executable reference specification; ``tokens`` the
-    context's token count under each construction tokenizer ({"qwen3": n, ...}).
+    context's token count under each construction tokenizer ({"qwen3": n, ...});
+    ``accepted`` the further forms accepted for each answer value in order (empty: none;
+    :func:`treeagent.scoring.score`).
     """
 
     id: str
@@ -87,6 +92,7 @@ class Example:
     tokens: dict[str, int]
     context: str
     content_hash: str
+    accepted: list[list[Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -272,6 +272,9 @@ def check_example(row: Mapping[str, Any], ctx: ContextCheck, tolerance: float) -
     else:
         if not same_answer(row["task"], got, json.loads(row["answer"])):
             res["check_answer"] = f"spec gives {json.dumps(got)[:120]}, stored {row['answer'][:120]}"
+    why = accepted_problem(json.loads(row["answer"]), json.loads(row.get("accepted") or "[]"))
+    if why:
+        res["check_answer"] = why
     units = {ctx.unit_of[id(r)] for r in support}
     claimed = set(row["source_ids"])
     if support and (units != claimed if spec["op"] in ("count", "most_frequent", "extremum")
@@ -286,6 +289,24 @@ def check_example(row: Mapping[str, Any], ctx: ContextCheck, tolerance: float) -
         res["check_question"] = "question reveals " + ", ".join(found)
     res["check_independent"] = second_reader(row, spec, ctx)
     return res
+
+
+def accepted_problem(answer: Any, accepted: Any) -> str:
+    """Why an example's accepted forms are malformed ("" when they are none or sound): one
+    list per answer value, each form the value's own text without its trailing
+    parenthetical remark (docs/fidelity.md "HTML values")."""
+    if accepted == []:
+        return ""
+    values = answer if isinstance(answer, list) else [answer]
+    if not isinstance(accepted, list) or len(accepted) != len(values):
+        return f"accepted forms {json.dumps(accepted)[:80]} do not give one list per value"
+    for value, forms in zip(values, accepted):
+        for form in forms if isinstance(forms, list) else [None]:
+            rest = str(value)[len(form):].strip() if isinstance(form, str) and form.strip() \
+                and str(value).startswith(form) else ""
+            if not (rest.startswith("(") and rest.endswith(")")):
+                return f"accepted form {form!r} is not {str(value)[:60]!r} without a remark"
+    return ""
 
 
 def second_reader(row: Mapping[str, Any], spec: Mapping[str, Any], ctx: ContextCheck) -> str:

@@ -27,6 +27,8 @@ COLUMN_DOCS: dict[str, str] = {
     "model_revision": "model revision (commit/hash) evaluated",
     "prediction": "raw final response; null = unavailable response (scores 0)",
     "reference": "reference answer as JSON text (a scalar or a list)",
+    "accepted": "JSON text: per reference value, further forms the scorer accepts "
+                "(null or []: none)",
     "score": "answer score in [0, 1] (4.2 Metrics, C.4)",
     "calls": "model calls over the whole inference of this example",
     "input_tokens": "cumulative input tokens over all calls (complete model inputs)",
@@ -42,7 +44,8 @@ _TYPES: dict[str, pa.DataType] = {
     "example_id": pa.string(), "dataset": pa.string(), "task": pa.string(),
     "length": pa.int64(), "agent": pa.string(), "method": pa.string(),
     "model": pa.string(), "model_revision": pa.string(), "prediction": pa.string(),
-    "reference": pa.string(), "score": pa.float64(), "calls": pa.int64(),
+    "reference": pa.string(), "accepted": pa.string(), "score": pa.float64(),
+    "calls": pa.int64(),
     "input_tokens": pa.int64(), "output_tokens": pa.int64(), "sections": pa.int64(),
     "flat_sections": pa.int64(), "seconds": pa.float64(), "clipped": pa.int64(),
 }
@@ -117,14 +120,16 @@ def score_rows(predictions: Any) -> pa.Table:
     refs = table.column("reference").to_pylist()
     preds = table.column("prediction").to_pylist()
     ids = table.column("example_id").to_pylist()
+    accepted = table.column("accepted").to_pylist()
     scores = []
-    for example_id, task, ref, pred in zip(ids, tasks, refs, preds):
+    for example_id, task, ref, pred, acc in zip(ids, tasks, refs, preds, accepted):
         try:
             reference = json.loads(ref)
+            forms = json.loads(acc) if acc else None
         except json.JSONDecodeError as exc:
             raise ValueError(f"example {example_id}: reference is not JSON: {exc}") from exc
         try:
-            scores.append(score(task, reference, pred))
+            scores.append(score(task, reference, pred, forms))
         except ValueError as exc:
             raise ValueError(f"example {example_id}: {exc}") from exc
     index = SCORED_SCHEMA.get_field_index("score")

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from treeagent.bench.accepted import parenthetical_forms
 from treeagent.bench.model import BenchFormat, Frame, Record, Scalar, Unit, UnitFile
 from treeagent.bench.sources.common import (
     MAX_VALUE_CHARS,
@@ -37,19 +38,83 @@ def elements(node: Node, tag: str | None = None) -> list[Node]:
     return [c for c in node.children if c.kind == "element" and (tag is None or c.label == tag)]
 
 
-def text_of(tree: Tree, node: Node) -> str:
-    """Rendered text of a subtree: text runs with entities decoded, white space collapsed
-    (script/style are atomic leaves and contribute nothing)."""
-    parts: list[str] = []
-    stack = [node]
+_ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?""")
+_NOT_RENDERED = frozenset(("script", "style", "noscript", "template", "head", "title"))
+_HIDING_CLASSES = frozenset(("sortkey", "visualhide", "visually-hidden", "sr-only",
+                             "screen-reader-text", "hidden"))
+_HIDING_HINT = re.compile(r"hidden|none|sortkey|visualhide|sr-only|screen-reader", re.I)
+_NONE_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+_BREAKS = frozenset(
+    "address article aside blockquote br dd div dl dt fieldset figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tr ul".split())
+
+
+def attributes(tree: Tree, node: Node) -> dict[str, str]:
+    """The attributes of an element's start tag (names lower-cased, values decoded; the
+    first of a repeated name wins, as in HTML)."""
+    m = _START_TAG.match(tree.text, node.start)
+    out: dict[str, str] = {}
+    if m:
+        for a in _ATTRIBUTE.finditer(m.group(1)):
+            raw = next((g for g in a.groups()[1:] if g is not None), "")
+            out.setdefault(a.group(1).lower(), htmllib.unescape(raw))
+    return out
+
+
+def hidden(tree: Tree, node: Node) -> bool:
+    """An element the rendered page does not show (docs/fidelity.md "HTML values"):
+    script, style, noscript, template, head; the ``hidden`` attribute; an inline
+    ``display:none`` or ``visibility:hidden``; ``<input type=hidden>``; a hiding class
+    (``sortkey``, ``visually-hidden``, ``sr-only``, ``hidden``, ...)."""
+    if node.kind != "element":
+        return node.kind != "text"
+    if node.label in _NOT_RENDERED:
+        return True
+    if tree.text.startswith(">", node.start + 1 + len(node.label)):  # type: ignore[arg-type]
+        return False  # no attributes
+    tag = _START_TAG.match(tree.text, node.start)
+    if tag is None or _HIDING_HINT.search(tree.text, tag.start(1), tag.end(1)) is None:
+        return False
+    attrs = attributes(tree, node)
+    if "hidden" in attrs or _NONE_STYLE.search(attrs.get("style", "")):
+        return True
+    if node.label == "input" and attrs.get("type", "").strip().lower() == "hidden":
+        return True
+    return not _HIDING_CLASSES.isdisjoint(attrs.get("class", "").split())
+
+
+def text_lines(tree: Tree, node: Node) -> list[str]:
+    """The visible text of a subtree as the lines a browser breaks it into (``<br>``,
+    list items and other blocks end a line); entities decoded, white space collapsed
+    (white space between two elements, ``<b>a</b> <i>b</i>``, is one space), hidden
+    elements left out."""
+    out: list[str] = []
+    stack: list[Node | str] = [node]
     while stack:
         n = stack.pop()
-        if n.kind == "text":
-            parts.append(tree.text[n.start:n.end])
-        elif n.kind == "element" and n.label in ("br", "td", "th", "li", "p", "div"):
-            parts.append(" ")
-        stack.extend(reversed(n.children))
-    return _WS.sub(" ", htmllib.unescape("".join(parts))).strip()
+        if isinstance(n, str):
+            out.append(n)
+        elif n.kind == "text":
+            out.append(_WS.sub(" ", htmllib.unescape(tree.text[n.start:n.end])))
+        elif not hidden(tree, n):
+            mark = "\n" if n.label in _BREAKS else " " if n.label in ("td", "th") else ""
+            if mark:
+                stack.append(mark)
+            kids = n.children
+            for k in range(len(kids) - 1, 0, -1):
+                stack.append(kids[k])
+                if kids[k - 1].end < kids[k].start:
+                    stack.append(" ")  # white space between siblings (no text node)
+            if kids:
+                stack.append(kids[0])
+            if mark:
+                stack.append(mark)
+    return [t for t in (_WS.sub(" ", x).strip() for x in "".join(out).split("\n")) if t]
+
+
+def text_of(tree: Tree, node: Node) -> str:
+    """Visible text of a subtree on one line (:func:`text_lines` joined by spaces)."""
+    return " ".join(text_lines(tree, node))
 
 
 def css_class(tree: Tree, node: Node) -> str:
@@ -130,10 +195,33 @@ def unmarked(text: str) -> str:
     return _FOOTNOTE.sub("", text).strip()
 
 
+_YEARS_AGO = re.compile(
+    r"[;(]\s*\d+ (?:years?|months?|weeks?|days?)(?:,? (?:and )?\d+ (?:months?|weeks?|days?))* ago\)?",
+    re.I)
+_AGE_TODAY = re.compile(r" ?\(age \d+\)", re.I)
+
+
+def without_relative(text: str) -> str:
+    """Text without what was relative to the day the page was saved: Wikipedia's "; 18
+    years ago" after a date and "(age 45)" after a birth date ("(aged 28)" at a dated
+    event is a fixed fact and stays)."""
+    return _AGE_TODAY.sub("", _YEARS_AGO.sub("", text)).strip()
+
+
 def reader_value(text: str) -> str:
-    """A value as a reader states it: no footnote mark, and no label separator or markup
-    quote left at its start (``": June 2010"`` -> ``"June 2010"``)."""
-    return unmarked(text).lstrip(":\u2013\u2014- \t").strip()
+    """A value as a reader states it: no footnote mark, no capture-relative text, and no
+    label separator or markup quote left at its start (``": June 2010"`` ->
+    ``"June 2010"``)."""
+    return without_relative(unmarked(text)).lstrip(":\u2013\u2014- \t").strip()
+
+
+def cell_reading(tree: Tree, node: Node) -> str | list[str]:
+    """A cell's value as the page shows it: one line as :func:`reader_value` reads it;
+    several lines (``<br>``, list items, blocks) as a list of them."""
+    got = [v for v in map(reader_value, text_lines(tree, node)) if v]
+    if len(got) > 1:
+        return got
+    return got[0] if got else ""
 
 
 def label_text(tree: Tree, node: Node) -> str:
@@ -141,42 +229,100 @@ def label_text(tree: Tree, node: Node) -> str:
     return unmarked(text_of(tree, node)).rstrip(":\uff1a").strip()
 
 
+_DIGITS = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")
+
+
+def _span_attr(tree: Tree, cell: Node, name: str, cap: int) -> int:
+    """``colspan``/``rowspan`` by HTML's rules for non-negative integers: the leading
+    digits, else 1, at most ``cap``."""
+    tag = _START_TAG.match(tree.text, cell.start)
+    if tag is None or "span" not in tag.group(1).lower():
+        return 1
+    m = _DIGITS.match(attributes(tree, cell).get(name, ""))
+    return 1 if m is None else min(int(m.group(1)), cap)
+
+
+Slots = list[Node | None]
+
+
+def table_layout(tree: Tree, table: Node) -> list[tuple[Node, Slots, list[Node]]]:
+    """(row, the cell covering each of its slots, the cells it starts) for each shown row
+    of ``table``, as a browser lays the table out: a cell covers ``colspan`` slots in
+    ``rowspan`` rows (0: to the end of its row group), rows of one group (the table's own
+    rows, a ``thead``, ``tbody`` or ``tfoot``) hold the spans of the rows above them,
+    and a slot two cells claim stays with the cell placed first."""
+    out: list[tuple[Node, Slots, list[Node]]] = []
+    groups: dict[int, list[Node]] = {}
+    for r in _rows(table):
+        if not hidden(tree, r) and (r.parent is table or not hidden(tree, r.parent)):
+            groups.setdefault(id(r.parent), []).append(r)
+    for rows in sorted(groups.values(), key=lambda g: g[0].start):
+        grid: list[Slots] = [[] for _ in rows]
+        for i, r in enumerate(rows):
+            own = [c for c in _cells(r) if not hidden(tree, c)]
+            line, col = grid[i], 0
+            for c in own:
+                while col < len(line) and line[col] is not None:
+                    col += 1
+                wide = max(1, _span_attr(tree, c, "colspan", 1000))
+                tall = _span_attr(tree, c, "rowspan", 65534)
+                last = len(rows) if tall == 0 else min(len(rows), i + tall)
+                for below in grid[i:last]:
+                    if len(below) < col + wide:
+                        below.extend([None] * (col + wide - len(below)))
+                    for k in range(col, col + wide):
+                        if below[k] is None:
+                            below[k] = c
+                col += wide
+            while line and line[-1] is None:
+                line.pop()
+            out.append((r, line, own))
+    return out
+
+
 def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
     if _descendants(table, "table"):
         return "", []
-    rows = [(r, _cells(r)) for r in _rows(table)]
-    rows = [(r, cs) for r, cs in rows if cs]
-    if len(rows) < 2:
+    grid = [g for g in table_layout(tree, table) if g[2]]
+    if len(grid) < 2:
         return "", []
-    head_row, head_cells = rows[0]
-    if all(c.label == "th" for c in head_cells) and len(head_cells) >= 2:
-        names = [label_text(tree, c) for c in head_cells]
-        if len(set(names)) != len(names) or not all(names):
-            return "", []
+    _, head_slots, head_cells = grid[0]
+    names = [label_text(tree, c) if c is not None else "" for c in head_slots]
+    if (all(c.label == "th" for c in head_cells) and len(names) >= 2 and all(names)
+            and len(set(names)) == len(names)):
+        rows: list[tuple[Node, list[str | list[str]]]] = []
+        for r, slots, own in grid[1:]:
+            if all(c.label == "th" for c in own):
+                continue  # a row of headers only
+            under = slots[:len(names)]
+            if len(under) == len(names) and all(c is under[0] for c in under):
+                continue  # one cell across every column: a caption or separator row
+            rows.append((r, [cell_reading(tree, c) if c is not None else "" for c in under]))
+        listed = {k for _, vals in rows for k, v in enumerate(vals) if isinstance(v, list)}
         items: Items = []
-        for r, cs in rows[1:]:
-            if len(cs) != len(names):
-                continue
-            texts = [reader_value(text_of(tree, c)) for c in cs]
-            fields = {humanize(n): v for n, t in zip(names, texts)
-                      if (v := cell_value(t)) is not None}
+        for r, vals in rows:
+            texts = [v for k, v in enumerate(vals) if k not in listed and isinstance(v, str)]
+            fields = {humanize(n): cv for k, (n, v) in enumerate(zip(names, vals))
+                      if k not in listed and isinstance(v, str)
+                      and (cv := cell_value(v)) is not None}
             if fields:
                 items.append((r, fields, texts))
         return "table row", items
+    rows_cells = [own for _, _, own in grid]
     title = ""
-    if len(head_cells) == 1 and len(rows) >= 3:  # a title row above label/value rows
+    if len(head_cells) == 1 and len(rows_cells) >= 3:  # a title row above label/value rows
         title = unmarked(text_of(tree, head_cells[0]))
-        rows = rows[1:]
-    if all(len(cs) == 2 for _, cs in rows) and len(rows) >= 2:
-        pairs = [(label_text(tree, cs[0]),
-                  reader_value(text_of(tree, cs[1])))
-                 for _, cs in rows]
+        rows_cells = rows_cells[1:]
+    if all(len(cs) == 2 for cs in rows_cells) and len(rows_cells) >= 2:
+        pairs = [(label_text(tree, cs[0]), cell_reading(tree, cs[1])) for cs in rows_cells]
         labels = [lbl for lbl, _ in pairs]
         if all(labels) and len(set(labels)) == len(labels) and all(len(x) <= 60 for x in labels):
-            found = [([lbl], v) for lbl, t in pairs if (v := cell_value(t)) is not None]
+            found = [([lbl], v) for lbl, t in pairs
+                     if isinstance(t, str) and (v := cell_value(t)) is not None]
             fields = name_fields(found)
             if len(fields) >= 2:
-                cands = [t for t in (title, *(t for _, t in pairs)) if t and len(t) <= 80]
+                cands = [t for t in (title, *(t for _, t in pairs))
+                         if isinstance(t, str) and t and len(t) <= 80]
                 return "specification table", [(table, fields, cands)]
     return "", []
 
@@ -188,12 +334,12 @@ def _list_items(tree: Tree, lst: Node) -> tuple[str, Items]:
         for a, b in zip(kids, kids[1:]):
             if a.label == "dt" and b.label == "dd":
                 term = label_text(tree, a)  # a label's colon
-                dd = reader_value(text_of(tree, b))
-                if term and (v := cell_value(dd)) is not None:
+                dd = cell_reading(tree, b)
+                if term and isinstance(dd, str) and (v := cell_value(dd)) is not None:
                     items.append((a, {"term": term, "definition": v}, [term]))
         return "term", items if len(items) >= MIN_ITEMS else []
     for li in elements(lst, "li"):
-        t = text_of(tree, li)
+        t = reader_value(text_of(tree, li))
         if t and len(t) <= MAX_VALUE_CHARS:
             items.append((li, {"text": t}, [t]))
     return "list item", items if len(items) >= MIN_ITEMS else []
@@ -328,6 +474,7 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
     out: list[Record] = []
     counts = Counter(c for _, _, cands in items for c in set(cands))
     taken: set[str] = set()
+    labels: dict[int, dict[str, str]] = {}  # per table: a table's rows share its header
     for node, fields, cands in items:
         path = _rel(tree, unit, node)
         desc = next((c for c in cands if counts[c] == 1 and c not in taken
@@ -336,25 +483,32 @@ def node_records(tree: Tree, unit: Node, unit_id: str, text: str,
             on_drop(path, "no unique visible description")
         if desc is not None:
             taken.add(desc)
+        accepted = {n: forms for n, v in fields.items() if (forms := parenthetical_forms(v))}
         out.append(Record(id=f"{unit_id}#{path}", unit_id=unit_id, kind=kind,
                           description=desc or "", fields=fields, path=path,
                           select=SELECT.get(kind, ()),
-                          keys=field_keys(kind, fields, _labels(tree, node, kind))))
+                          keys=field_keys(kind, fields, _labels(tree, node, kind, labels)),
+                          accepted=accepted))
     return out
 
 
-def _labels(tree: Tree, node: Node, kind: str) -> dict[str, str]:
-    """Field name -> the header or label text a reader sees (table rows, label tables)."""
+def _labels(tree: Tree, node: Node, kind: str,
+            known: dict[int, dict[str, str]]) -> dict[str, str]:
+    """Field name -> the header or label text a reader sees (table rows, label tables);
+    ``known`` keeps each table's header names."""
     if kind == "table row":
         table = node
         while table.parent is not None and table.label != "table":
             table = table.parent
-        head = _cells(_rows(table)[0]) if _rows(table) else []
-        return {humanize(n): n for n in (label_text(tree, c) for c in head)}
+        if id(table) not in known:
+            grid = [g for g in table_layout(tree, table) if g[2]]
+            head = [c for c in grid[0][1] if c is not None] if grid else []
+            known[id(table)] = {humanize(n): n for n in (label_text(tree, c) for c in head)}
+        return known[id(table)]
     if kind == "specification table":
-        return {humanize(lbl): lbl for lbl in (label_text(tree, cs[0])
-                                               for cs in (_cells(r) for r in _rows(node))
-                                               if len(cs) == 2)}
+        return {humanize(lbl): lbl for lbl in (label_text(tree, own[0])
+                                               for _, _, own in table_layout(tree, node)
+                                               if len(own) == 2)}
     return {}
 
 
@@ -365,6 +519,8 @@ def candidate_units(tree: Tree) -> Iterator[Node]:
     stack = [tree.root]
     while stack:
         n = stack.pop()
+        if n.kind == "element" and hidden(tree, n):
+            continue  # nothing in it is shown
         if n.kind == "element" and n.label not in ("html", "body", "head") and n.children:
             if _items(tree, n)[1]:
                 chosen.append(n)

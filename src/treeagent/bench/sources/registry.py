@@ -391,7 +391,7 @@ _YAML_FIELDS: dict[str, str | None] = {
     "operation id": "operation ID", "tags": "tag", "produces": "response media type",
     "consumes": "accepted media type", "externalDocs": "external documentation",
     "externalDocs.url": "external documentation URL", "schema.title": "type title",
-    "schema.description": "type description", "security": None, "servers": None,
+    "schema.description": None, "security": None, "servers": None,
     "x-*": None, "$ref": None, "properties": None, "allOf": None, "anyOf": None,
     "oneOf": None, "additionalProperties": None, "example": None, "examples": None,
     "discriminator": None, "xml": None,
@@ -406,6 +406,7 @@ _JS_FIELDS: dict[str, str | None] = {
     "errors.type": "error node type", "errors.line": "error line",
     "errors.column": "error column", "errors.endLine": "error end line",
     "errors.endColumn": "error end column",
+    "replaces": "replaced plugin",  # Babel's compat data: the plugin a bugfix plugin replaces
 }
 
 _KINDS_JSON: dict[str, dict[str, Kind]] = {

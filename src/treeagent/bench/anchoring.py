@@ -1,0 +1,75 @@
+"""How a question's records are found again: a record's source group, the fields that
+pick it out by its description (its anchor), the reader-level address a lookup
+specification stores, and whether that address is ambiguous in a context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from treeagent.bench.model import Record
+from treeagent.bench.question import Question
+from treeagent.bench.values import norm
+
+ONLY_ITEM = "[1]"  # key-path step through a one-item list (sources.common.ONLY_ITEM)
+
+
+def source_of(rec: Record) -> str:
+    """The source group of a record's unit (unit ids read ``<format>/<source>/...``)."""
+    parts = rec.unit_id.split("/", 2)
+    return parts[1] if len(parts) > 2 else ""
+
+
+def anchor(rec: Record) -> list[list[Any]]:
+    """How a reader picks the record out by its description: ``[[key path, value], ...]``
+    ([] when no field holds the description: the record is not looked up)."""
+    if rec.anchor:
+        return [[list(p), v] for p, v in rec.anchor]
+    want = norm(rec.description)
+    for name, value in rec.fields.items():
+        if name in rec.keys and norm(value) == want:
+            return [[list(rec.keys[name]), rec.description]]
+    return []
+
+
+def ambiguous(q: Question, records: Sequence[Record]) -> bool:
+    """True when a lookup's record is not the only one of the context its description
+    picks out: another record (described or not) of the same address holds the same
+    value in the anchoring field, so a reader could not tell which is meant."""
+    if q.spec["op"] not in ("lookup", "lookup_records"):
+        return False
+    ats = [q.spec["at"]] if q.spec["op"] == "lookup" else q.spec["at"]
+    for at in ats:
+        pairs = [(tuple(p), v) for p, v in at["anchor"]]
+        hits = 0
+        for r in records:
+            if source_of(r) != at["source"] or jsonable(r.select) != at["select"]:
+                continue
+            by_path = {v: k for k, v in r.keys.items()}
+            if any(p not in by_path for p, _ in pairs):
+                if r.anchor and all(norm(a) == norm(b) for (_, a), (_, b) in
+                                    zip(sorted(r.anchor, key=repr), sorted(pairs, key=repr))):
+                    hits += 1  # a composite anchor (method + path, name + location ...)
+                continue
+            if all(norm(r.fields[by_path[p]]) == norm(v) for p, v in pairs):
+                hits += 1
+        if hits != 1:
+            return True
+    return False
+
+
+def where(rec: Record) -> dict[str, Any]:
+    """The reader-level address of one record in a lookup specification."""
+    return {"source": source_of(rec), "select": jsonable(rec.select), "anchor": anchor(rec)}
+
+
+def jsonable(x: Any) -> Any:
+    if isinstance(x, tuple | list):
+        return [jsonable(v) for v in x]
+    if isinstance(x, dict):
+        return {k: jsonable(v) for k, v in x.items()}
+    return x
+
+
+def jsonable_key(path: Any) -> tuple[Any, ...]:
+    return tuple(jsonable_key(p) if isinstance(p, list | tuple) else p for p in path)

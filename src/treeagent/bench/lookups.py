@@ -1,0 +1,119 @@
+"""The lookup task generators (one_field, two_fields, four_fields, two_records,
+four_records; paper Section 4.1): questions about described records' own fields."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from treeagent.bench.anchoring import anchor, jsonable, where
+from treeagent.bench.model import Record, Scalar
+from treeagent.bench.question import Question, names_answer
+from treeagent.bench.values import answerable, given_away, human_field
+from treeagent.bench.wording import (
+    WORDS,
+    amount,
+    be,
+    epoch_note,
+    epoch_unit,
+    field_words,
+    kind_of,
+    listed_names,
+    named,
+    naming,
+    phrase,
+    year_words,
+)
+
+
+def lookup_fields(rec: Record) -> list[str]:
+    """Fields a lookup may ask of a described record with a reader-level address: human
+    names with a key path, answerable values not given away."""
+    if not rec.description or not rec.select or not anchor(rec) or naming(rec) is None:
+        return []
+    words = field_words(rec)
+    return [k for k, v in rec.fields.items()
+            if k in rec.keys and k in words and human_field(k) and answerable(v)
+            and not given_away(v, rec.description)]
+
+
+def said_of(words: str, value: Scalar) -> str:
+    """A looked-up field as the question names it for its value: a flag, a year ('first
+    issued year'), or the number of a plural ('the number of countries' for 10)."""
+    said = year_words(words, [value]) or phrase(words, [value])
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        said = amount(said)
+    return said
+
+
+def _time_notes(said: Sequence[str], values: Sequence[Scalar]) -> str:
+    """Sentences saying how the input writes the raw Unix times asked for ('' if none)."""
+    notes = [epoch_note(w, unit) for w, v in zip(said, values)
+             if (unit := epoch_unit(w, [v])) is not None]
+    return "".join(f" {n}" for n in dict.fromkeys(notes))
+
+
+def one_record_question(task: str, n: int, records: Sequence[Record], rng: random.Random,
+                        exclude: set[str]) -> Question | None:
+    cands = [r for r in records if len(lookup_fields(r)) >= n]
+    rng.shuffle(cands)
+    for rec in cands:
+        names = rng.sample(lookup_fields(rec), n)
+        spec = {"op": "lookup", "kind": rec.kind, "record": rec.description, "fields": names,
+                "shape": "value" if n == 1 else "list", "ordered": n > 1,
+                "at": where(rec), "keys": [jsonable(rec.keys[f]) for f in names]}
+        key = repr(("lookup", rec.description, sorted(names)))
+        if key in exclude:
+            continue
+        exclude.add(key)
+        values = [rec.fields[f] for f in names]
+        words = field_words(rec)
+        said = [said_of(words[f], v) for f, v in zip(names, values)]
+        if n == 1:
+            text = (f"What {be(said[0])} the {said[0]} of {named(rec)}? "
+                    f"Answer with the value only.{_time_notes(said, values)}")
+            answer: Any = values[0]
+        else:
+            listed = ", ".join(said[:-1]) + f" and {said[-1]}"
+            text = (f"What are the {listed} of {named(rec)}? Give the {WORDS[n]} "
+                    f"values in exactly this order.{_time_notes(said, values)}")
+            answer = values
+        if names_answer(text, answer):
+            continue  # the question would state its answer
+        return Question(task, text, spec, answer, [rec.id], [rec.description])
+    return None
+
+
+def many_records_question(task: str, n: int, records: Sequence[Record], rng: random.Random,
+                          exclude: set[str]) -> Question | None:
+    by_key: dict[tuple[str, str, str, str], list[Record]] = {}
+    for rec in records:
+        words = field_words(rec)
+        for name in lookup_fields(rec):  # one kind and one phrase in every record named
+            by_key.setdefault((rec.kind, name, words[name], kind_of(rec).plural),
+                              []).append(rec)
+    keys = sorted(k for k, recs in by_key.items() if len(recs) >= n)
+    rng.shuffle(keys)
+    for kind, name, words_, kinds in keys:
+        chosen = rng.sample(by_key[(kind, name, words_, kinds)], n)
+        descs = [r.description for r in chosen]
+        key = repr(("many", name, sorted(descs)))
+        if key in exclude:
+            continue
+        exclude.add(key)
+        spec = {"op": "lookup_records", "kind": kind, "records": descs, "field": name,
+                "ordered": True, "at": [where(r) for r in chosen],
+                "keys": [jsonable(r.keys[name]) for r in chosen]}
+        by, listed = listed_names(chosen)
+        values = [r.fields[name] for r in chosen]
+        said = year_words(words_, values) or phrase(words_, values)
+        if all(not isinstance(v, bool) and isinstance(v, int | float) for v in values):
+            said = amount(said)
+        text = (f"What {be(said)} the {said} of each of these {WORDS[n]} {kinds}{by}: {listed}? "
+                "Give the values in the same order as they are named here."
+                + _time_notes([said], [values[0]] if epoch_unit(said, values) else []))
+        if names_answer(text, values):
+            continue  # the question would state an answer
+        return Question(task, text, spec, values, [r.id for r in chosen], descs)
+    return None
