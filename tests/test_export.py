@@ -15,17 +15,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from treeagent.bench import shortfall
-from treeagent.cli import main
+from treeagent.cli.main import main
 
 BUILD = ["bench", "build", "--preset", "demo", "--lengths", "demo-4K",
-         "--tasks", "two_records", "four_records"]
+         "--tasks", "numeric_extremum"]
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """JSON fills both cells from the sample; the sample's HTML (three WebSRC pages whose
-    records are one table's rows) holds no record set these tasks can ask about, so that
-    format stays empty."""
+    """JSON fills its cell from the sample; the sample's HTML (three WebSRC pages and one
+    Wikipedia table, none with a numeric column) holds no records a numeric extremum can
+    ask about, so that format stays empty."""
     root = tmp_path_factory.mktemp("bench")
     argv = BUILD + ["--formats", "json", "html", "--raw", str(root / "raw"),
                     "--out", str(root / "validated")]
@@ -43,9 +43,9 @@ def parquet_rows(root: Path, fmt: str) -> dict[str, dict]:
 def test_build_with_an_empty_format_says_why_and_fails(built):
     root, status, err = built
     assert status == 1
-    assert "error: html: 0 examples (all 2 requested cells empty)" in err
+    assert "error: html: 0 examples (all 1 requested cells empty)" in err
     assert "the sources hold no records these tasks can ask about" in err and "--allow-empty" in err
-    assert len(parquet_rows(root, "json")) == 2
+    assert len(parquet_rows(root, "json")) == 1
 
 
 def test_build_allow_empty_exits_zero(built, capsys):
@@ -109,7 +109,7 @@ def test_datasets_export_loads_back_and_carries_a_card(built, tmp_path, capsys):
     check_against_parquet(rows, parquet_rows(root, "json"), reference_is_json=True)
     card = (dest / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: other\n")
-    assert "| `json` | 2 |" in card
+    assert "| `json` | 1 |" in card
     for r in rows:
         for p in r["provenance"]:
             assert f"`{p['file']}` | {p['license']} |" in card
@@ -139,7 +139,7 @@ def test_report_names_every_empty_cell_with_its_reason():
 
 def test_jsonl_to_a_closed_pipe_ends_quietly(built):
     root, _, _ = built
-    proc = subprocess.Popen([sys.executable, "-m", "treeagent.cli", "bench", "export", "-",
+    proc = subprocess.Popen([sys.executable, "-m", "treeagent.cli.main", "bench", "export", "-",
                              "--validated", str(root / "validated"), "--formats", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()
