@@ -221,7 +221,7 @@ def _versus_serial(params, raw: Path, out: Path, runner: str, workers: int) -> i
     from functools import partial
 
     from treeagent.bench import build, cells, sources
-    from treeagent.runners import describe, map_on_runner
+    from treeagent.pipeline.runners import describe, map_on_runner
 
     spec = {"name": runner, "address": None, "workers": workers}
     t0 = time.time()

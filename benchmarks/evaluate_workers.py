@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import _common  # noqa: F401 (Prefect's environment first)
     import evaluate as stage
-    from treeagent import config
-    from treeagent.runners import describe, from_params
+    from treeagent.pipeline import config
+    from treeagent.pipeline.runners import describe, from_params
 
     tmp = Path(tempfile.mkdtemp(prefix="evaluate-workers-"))
     times: dict[str, list[float]] = {}

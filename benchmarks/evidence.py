@@ -3,10 +3,10 @@
 No model call: every stored example is sectioned as the evaluation would (Flat at C;
 Tree, Tree+Path and TreeAgent at B*, with the given tokenizer) and each evidence record
 is counted as split when its content spans more than one section
-(:mod:`treeagent.evidence`). Prints one table (records, % split per method, and for
+(:mod:`treeagent.pipeline.evidence`). Prints one table (records, % split per method, and for
 aggregation tasks the in-scope share) and writes the Parquet rows under ``--out``.
 
-Then the section-count match rate (4.5, C.5; :func:`treeagent.evidence.match_rates`)
+Then the section-count match rate (4.5, C.5; :func:`treeagent.pipeline.evidence.match_rates`)
 per format x length and per format, the paper's 74.8% beside JSON, and how the
 mismatches fall: TreeAgent above or below T_flat, and where the searched budget B* sits
 in [C, 2C-1] (at C, at 2C-1, between).
@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="a section under this many tokens counts as small (--explain)")
     args = ap.parse_args(argv)
 
-    from treeagent import evidence, tokens
+    from treeagent.pipeline import evidence
+    from treeagent.tokenizers import tokens
 
     tok = tokens.load(args.tokenizer)
     started = time.perf_counter()
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 def print_match_rates(rows: list[dict], budget: int) -> None:
     """The match rate per format x length and per format, the paper's figure beside it,
     and where the mismatches lie (count above/below T_flat; B* at C, at 2C-1, between)."""
-    from treeagent.evidence import match_rates
+    from treeagent.pipeline.evidence import match_rates
 
     ta = [r for r in rows if r["method"] == "treeagent" and r["sections"] is not None
           and r["flat_sections"] is not None]
@@ -129,9 +130,9 @@ def print_mismatches(validated: str, formats: list[str], rows: list[dict], tok, 
     from its records when the record set exceeds B*: Algorithm 1 sections an oversized
     child on its own)."""
     from treeagent import formats as fmts
+    from treeagent.algorithm.sectioning import Sectioner, count
     from treeagent.bench import io
-    from treeagent.sectioning import Sectioner, count
-    from treeagent.tokens import TokenIndex
+    from treeagent.tokenizers.tokens import TokenIndex
 
     miss = {r["example_id"]: r for r in rows if r["method"] == "treeagent"
             and r["sections"] is not None and r["sections"] != r["flat_sections"]}

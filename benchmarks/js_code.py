@@ -22,9 +22,10 @@ from pathlib import Path
 
 from tree_sitter import Parser
 
-from treeagent import formats, tokens
+from treeagent import formats
+from treeagent.algorithm.preprocess import section_tree
 from treeagent.formats.js_syntax import LANGUAGE
-from treeagent.preprocess import section_tree
+from treeagent.tokenizers import tokens
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "bench"
 _UNITS = {"function_declaration", "generator_function_declaration", "function_expression",

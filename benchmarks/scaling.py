@@ -99,8 +99,8 @@ def _peak_mb() -> float:
 def measure_one(kind: str, megabytes: float, tokenizer: str, budget: int) -> dict:
     """In this (fresh) process: warm up, then time one tokenization and one sectioning
     of one input; peak RSS of the sectioning above the warm baseline."""
-    from treeagent import tokens
-    from treeagent.preprocess import section_text
+    from treeagent.algorithm.preprocess import section_text
+    from treeagent.tokenizers import tokens
 
     fmt = FORMAT.get(kind, "json")
     tok = tokens.load(tokenizer)

@@ -19,9 +19,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from treeagent import formats, tokens
+from treeagent import formats
+from treeagent.algorithm.preprocess import section_tree
 from treeagent.formats import javascript
-from treeagent.preprocess import section_tree
+from treeagent.tokenizers import tokens
 
 ROOTS = [Path(__file__).resolve().parents[2] / "shared" / "sources", Path("/work/shared/sources")]
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples"

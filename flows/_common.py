@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "src") not in sys.path and (ROOT / "src" / "treeagent").is_dir():
     sys.path.insert(0, str(ROOT / "src"))  # a checkout without `pip install -e .`
 
-from treeagent import config, environment  # noqa: E402
+from treeagent.pipeline import config, environment  # noqa: E402
 
 environment.prefect_environment()  # before Prefect is imported
 
@@ -61,7 +61,7 @@ def environ(name: str, value: str) -> Iterator[None]:
 def artifact_errors() -> Iterator[None]:
     """A stage input that cannot be read (a corrupt Parquet table or manifest) ends the
     stage with one line naming it and exit 2, not a library traceback."""
-    from treeagent.artifacts import ArtifactError
+    from treeagent.pipeline.artifacts import ArtifactError
 
     try:
         yield

@@ -56,7 +56,7 @@ def acquire_flow(params: str = _common.PARAMS, raw_dir: str = "raw") -> list[Any
                          f"{', '.join(kwargs['formats'])} (known: {', '.join(sorted(known))})")
     from prefect.futures import as_completed
 
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
 
     futures = {acquire_format.submit(fmt, kwargs, raw_dir): fmt for fmt in kwargs["formats"]}
     chosen = {fmt: _chosen(fmt, kwargs) for fmt in kwargs["formats"]}

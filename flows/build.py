@@ -27,7 +27,7 @@ def build_examples(kwargs: dict[str, Any], raw_dir: str, out_dir: str) -> dict[s
     """Build and validate every format of ``build.formats``; returns the inventory."""
     from treeagent.bench.build import BuildParams, build, shortfall_lines
     from treeagent.bench.sources import units
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
 
     log = get_run_logger()
     params = BuildParams(**kwargs)
@@ -59,7 +59,7 @@ def _on_runner(fn: Any, specs: list[Any]) -> list[Any]:
     tasks done of their number, with rate and ETA, in the flow's log."""
     from prefect.futures import as_completed
 
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
 
     futures = build_cell.map(specs)
     with Progress("build", {"cell tasks": len(futures)}) as bar:
@@ -80,7 +80,7 @@ def build_flow(params: str = _common.PARAMS, raw_dir: str = "raw",
         return build_examples(p.build_kwargs(), raw_dir, out_dir)
     from treeagent.bench.build import BuildParams, shortfall_lines
     from treeagent.bench.cells import build_sharded
-    from treeagent.runners import describe
+    from treeagent.pipeline.runners import describe
 
     log = get_run_logger()
     log.info("build: one task per (format, length) cell on %s", describe(runner))
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     p = _common.start(args.params)
     from treeagent.bench.build import BuildParams
-    from treeagent.runners import from_params
+    from treeagent.pipeline.runners import from_params
 
     try:  # refused before any work: e.g. a format without a second reader
         BuildParams(**p.build_kwargs())

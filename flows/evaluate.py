@@ -53,7 +53,7 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
     from treeagent.agents.shards import ShardSpec, merge_shards
     from treeagent.llm.lock import locked_entry, locked_options
     from treeagent.llm.serve import served_context_window, served_engine_spec
-    from treeagent.runners import describe
+    from treeagent.pipeline.runners import describe
 
     log = get_run_logger()
     p = _common.load_params(params)
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     from treeagent.agents.setup import SetupError, check_params
     from treeagent.llm.lock import LockError, locked_entry
     from treeagent.llm.serve import ServeError, served_engine_spec
-    from treeagent.runners import from_params
+    from treeagent.pipeline.runners import from_params
 
     try:  # the servers' URLs, the models lock, the tokenizer: checked before any work
         served_engine_spec(p, args.agent)

@@ -2,7 +2,7 @@
 
 Sections every validated example as each evaluated agent's tokenizer and each method
 would (Flat at C; Tree, Tree+Path, TreeAgent at B*) and records, per evidence record,
-how many sections its content spans (:mod:`treeagent.evidence`). Writes
+how many sections its content spans (:mod:`treeagent.pipeline.evidence`). Writes
 ``runs/evidence/evidence_records.parquet`` and ``runs/evidence/evidence.parquet``
 (DuckDB views ``evidence_records`` and ``evidence``), ``runs/evidence/summary.json`` (a
 DVC metric) and runs the Great Expectations ``evidence`` gate (every example has its
@@ -22,7 +22,7 @@ import _common  # first: sets Prefect's environment before Prefect is imported
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from treeagent import gates
+from treeagent.pipeline import gates
 
 
 def tokenizers(p: Any) -> list[tuple[str, str, Any]]:
@@ -39,7 +39,7 @@ def tokenizers(p: Any) -> list[tuple[str, str, Any]]:
 
 @task(name="evidence", cache_policy=NO_CACHE)
 def compute(params: str, validated_dir: str, out_dir: str) -> dict[str, Any]:
-    from treeagent import evidence
+    from treeagent.pipeline import evidence
 
     p = _common.load_params(params)
     summary = evidence.compute(validated_dir, p["build.formats"], tokenizers(p), p.methods,
@@ -53,7 +53,7 @@ def compute(params: str, validated_dir: str, out_dir: str) -> dict[str, Any]:
 def gate(params: str, validated_dir: str, out_dir: str, validation_dir: str) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    from treeagent import evidence
+    from treeagent.pipeline import evidence
 
     p = _common.load_params(params)
     ids: list[str] = []

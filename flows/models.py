@@ -18,7 +18,7 @@ import _common
 def models_flow(params: str = _common.PARAMS, allow_moving: bool = False) -> None:
     """Write ``models.lock`` for ``params`` (the stage's body; ``flows/benchmark.py
     --no-dvc`` calls it in process). SystemExit 2 after one ``error:`` line."""
-    from treeagent.cli_models import lock
+    from treeagent.cli.models import lock
 
     status = lock(params, "models.lock", allow_moving=allow_moving)
     if status:
@@ -26,7 +26,7 @@ def models_flow(params: str = _common.PARAMS, allow_moving: bool = False) -> Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    from treeagent.cli_models import lock
+    from treeagent.cli.models import lock
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params", default=_common.PARAMS)

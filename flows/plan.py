@@ -1,10 +1,10 @@
 """Prefect flow ``plan`` (DVC stage ``plan``): what the configured evaluation will cost,
-before any call (:mod:`treeagent.plan`).
+before any call (:mod:`treeagent.pipeline.plan`).
 
 Reads the built grid (``validated/``) and the parameters; writes ``reports/plan.json``
 (a DVC metric: sections, calls, input/output token bounds per agent x method x format
 x length) and ``reports/plan.md`` (the table), with the wall clock under the params'
-sharding and serving (:mod:`treeagent.plan_wall`). GPU-hours appear when a throughput is
+sharding and serving (:mod:`treeagent.pipeline.plan_wall`). GPU-hours appear when a throughput is
 given (``--prompt-tps``/``--output-tps``, tokens/s per GPU); the wall clock uses the
 stated default rates for any rate not given (``treeagent plan --measure`` measures them).
 
@@ -30,7 +30,7 @@ def make_plan(params_path: str, validated_dir: str, out_dir: str,
               ) -> dict[str, Any]:
     """Plan rows for every agent x method x built format x length and the wall-clock
     estimate; written to ``out_dir``."""
-    from treeagent import plan, plan_wall
+    from treeagent.pipeline import plan, plan_wall
 
     params = _common.load_params(params_path)
     rows, setups = plan.plan_params(params, validated_dir)

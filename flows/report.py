@@ -21,7 +21,7 @@ import _common  # first: sets Prefect's environment before Prefect is imported
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from treeagent import gates
+from treeagent.pipeline import gates
 
 
 def score_files(agents: list[str], methods: list[str], runs_dir: str = "runs") -> list[str]:
@@ -49,7 +49,7 @@ def _evidence(runs_dir: str) -> tuple[Any, Any]:
     """The evidence rows of the ``evidence`` stage (None, None where it has not run)."""
     import pyarrow.parquet as pq
 
-    from treeagent import evidence
+    from treeagent.pipeline import evidence
 
     base = Path(runs_dir) / "evidence"
     if not (base / evidence.EXAMPLES_FILE).is_file():
@@ -62,7 +62,7 @@ def _evidence(runs_dir: str) -> tuple[Any, Any]:
 def render(files: list[str], out: str, params: str, runs_dir: str = "runs",
            validated_dir: str = "validated") -> dict[str, Any]:
     """Tables, figures, metrics.json and the DuckDB views file."""
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
     from treeagent.report import db, provenance, viewer
     from treeagent.report.blocks import SMALL_MODEL_NOTE
     from treeagent.report.render import build_report

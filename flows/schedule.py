@@ -107,7 +107,7 @@ def emit(agent: str, payload: dict[str, Any]) -> str | None:
 def bump(agent: str, revision: str, params: str, model: str | None = None,
          send: bool = True) -> dict[str, Any]:
     """Set ``agents.<agent>.revision`` (and ``.model``) in ``params``, then emit the event."""
-    from treeagent import config
+    from treeagent.pipeline import config
 
     if send:
         reachable_api()  # before params.yaml changes: no pin that no run picks up
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("agent")
     p.add_argument("--params", default=_common.PARAMS)
     args = ap.parse_args(argv)
-    from treeagent import config
+    from treeagent.pipeline import config
 
     try:
         if args.cmd == "serve":

@@ -27,7 +27,7 @@ def score_run(run_dir: str) -> dict[str, float | int]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
     from treeagent.report.schema import score_rows, write_scores
 
     rows = pq.read_table(Path(run_dir) / "predictions.parquet")

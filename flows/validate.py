@@ -1,6 +1,6 @@
 """Prefect flow ``validate`` (DVC stages ``validate_raw`` and ``validate_examples``).
 
-Runs one Great Expectations gate of :mod:`treeagent.gates` and writes its results to
+Runs one Great Expectations gate of :mod:`treeagent.pipeline.gates` and writes its results to
 ``reports/validation/<gate>.json``; a failing gate exits non-zero with a message naming
 each failed expectation, which stops ``dvc repro`` before the next stage.
 
@@ -15,7 +15,7 @@ import sys
 import _common  # first: sets Prefect's environment before Prefect is imported
 from prefect import flow, get_run_logger, task
 
-from treeagent import gates
+from treeagent.pipeline import gates
 from treeagent.bench import examples_gate
 
 

@@ -24,7 +24,7 @@ if _WORKERS and "OMP_NUM_THREADS" not in os.environ:  # before anything imports 
     os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(_WORKERS)))
 
 from helpers import SOURCES  # noqa: E402
-from treeagent import tokens  # noqa: E402
+from treeagent.tokenizers import tokens  # noqa: E402
 
 # The longest files (minutes each on 2 cores: real pipelines, SmolLM2 end to end, every
 # mirror file), started first so that no worker is left with one of them at the end.

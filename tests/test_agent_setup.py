@@ -17,14 +17,16 @@ import pytest
 import yaml
 
 from test_agents_double import ScriptedEngine
-from treeagent import config, evidence, plan, registry, tokens
+from treeagent import registry
 from treeagent.agents.common import Agent, Limits
 from treeagent.agents.evaluate import evaluate
 from treeagent.agents.memagent import run as memagent_run
 from treeagent.bench.contexts import compose
 from treeagent.bench.model import Example
 from treeagent.bench.sources import records_from_text
-from treeagent.cli import main
+from treeagent.cli.main import main
+from treeagent.pipeline import config, evidence, plan
+from treeagent.tokenizers import tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "flows"))

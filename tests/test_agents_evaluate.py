@@ -121,7 +121,7 @@ def test_rows_count_clips():
 def test_the_paper_preset_runs_all_four_methods():
     """Table 1 has a row per method: the paper preset evaluates Flat, Tree, Tree+Path
     and TreeAgent for every agent (the demo too, for MemAgent)."""
-    from treeagent import config
+    from treeagent.pipeline import config
 
     paper = config.validate(config.preset("paper"))
     assert paper.methods == ["flat", "tree", "tree+path", "treeagent"]

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from helpers import CharTokenizer
 from test_agents_double import TINY_JSON
-from treeagent import retrieval
 from treeagent.agents import observation
 from treeagent.agents.observation import Reader, prepare
-from treeagent.tree import ParseError
+from treeagent.algorithm import retrieval
+from treeagent.algorithm.tree import ParseError
 
 TOK = CharTokenizer()
 QUESTION = "Which value follows beta and what does b hold?"

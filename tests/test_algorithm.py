@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import CharTokenizer
-from treeagent import budget
-from treeagent.preprocess import section_tree
-from treeagent.sectioning import Sectioner, count
-from treeagent.tokens import TokenIndex
-from treeagent.tree import Node, Tree
+from treeagent.algorithm import budget
+from treeagent.algorithm.preprocess import section_tree
+from treeagent.algorithm.sectioning import Sectioner, count
+from treeagent.algorithm.tree import Node, Tree
+from treeagent.tokenizers.tokens import TokenIndex
 
 # A shape is a leaf length (int) or a list of child shapes.
 shapes = st.recursive(

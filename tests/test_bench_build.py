@@ -14,7 +14,7 @@ import pytest
 
 from test_bench_tasks import extract, make_units
 from treeagent.bench import build, cli, examples_gate, io, validate
-from treeagent.cli import main
+from treeagent.cli.main import main
 
 PARAMS = dict(formats=("json", "javascript"), lengths=(2048,), per_cell=1,
               questions_per_context=1)
@@ -151,7 +151,7 @@ def test_bench_build_takes_the_pipelines_preset(name):
     ``make demo`` builds; options override single fields."""
     import argparse
 
-    from treeagent import config
+    from treeagent.pipeline import config
 
     parser = argparse.ArgumentParser()
     cli.register(parser.add_subparsers(dest="command"))

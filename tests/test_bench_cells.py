@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from treeagent import config
 from treeagent.bench import build, cells, sources
+from treeagent.pipeline import config
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,9 @@ import random
 import pytest
 
 from test_bench_tasks import make_units
-from treeagent import formats, tokens
+from treeagent import formats
 from treeagent.bench import contexts, validate
+from treeagent.tokenizers import tokens
 
 FORMATS = ("json", "html", "yaml", "javascript")
 

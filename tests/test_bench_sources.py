@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from treeagent.algorithm.tree import ParseError
 from treeagent.bench import sources as S
 from treeagent.bench.sources.acquiring import sample_root
 from treeagent.formats import parse
-from treeagent.tree import ParseError
 
 ALL = list(S.FORMATS)
 

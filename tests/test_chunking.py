@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import treeagent
-from treeagent import tokens
+from treeagent.algorithm.text_split import recursive_spans
 from treeagent.chunking import DocumentError, FallbackWarning, TreeChunker
-from treeagent.text_split import recursive_spans
+from treeagent.tokenizers import tokens
 
 USGS = Path(__file__).parents[1] / "src" / "treeagent" / "samples" / "usgs_events.json"
 BAD = '{"a": [1, 2],\n "b": }'

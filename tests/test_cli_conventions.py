@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
-from treeagent.cli import _build_parser, main
+from treeagent.cli.main import _build_parser, main
 
 SAMPLE = Path(__file__).parents[1] / "src" / "treeagent" / "samples" / "usgs_events.json"
 
@@ -150,7 +150,7 @@ def test_query_formats_and_stdin(project, capsys, monkeypatch):
 
 def test_a_closed_pipe_ends_quietly():
     """The reader is gone before the command writes: no traceback, status 141."""
-    proc = subprocess.Popen([sys.executable, "-m", "treeagent.cli", "config", "show",
+    proc = subprocess.Popen([sys.executable, "-m", "treeagent.cli.main", "config", "show",
                              "--preset", "paper"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     proc.stdout.close()

@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 from test_cli_run import DOC, Q, double  # noqa: F401 (fixture)
-from treeagent import paths, tokens
-from treeagent.cli import main
+from treeagent import paths
+from treeagent.cli.main import main
 from treeagent.llm import models
+from treeagent.tokenizers import tokens
 
 ROOT = Path(__file__).parents[1]
 

@@ -10,7 +10,7 @@ import pytest
 
 import treeagent.llm
 from test_agents_double import ScriptedEngine
-from treeagent.cli import main
+from treeagent.cli.main import main
 
 DOC = ('{"stations":[{"id":"A1","city":"Oslo","temp":-3},'
        '{"id":"B2","city":"Lima","temp":19}],"unit":"C"}')

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from treeagent import cli
-from treeagent.tokens import load
+from treeagent.cli import main as cli
+from treeagent.tokenizers.tokens import load
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "usgs_events.json"
 
@@ -82,7 +82,7 @@ def test_missing_file_and_bad_options(tmp_path, capsys):
 def test_console_script_exit_code(tmp_path):
     f = tmp_path / "bad.json"
     f.write_text("[1, 2")
-    proc = subprocess.run([sys.executable, "-m", "treeagent.cli", "sections", str(f)],
+    proc = subprocess.run([sys.executable, "-m", "treeagent.cli.main", "sections", str(f)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith(f"error: {f}:1:")

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treeagent import formats
+from treeagent.algorithm.tree import Tree
 from treeagent.formats import javascript as js
 from treeagent.formats.comments import (
     hash_after,
@@ -20,7 +21,6 @@ from treeagent.formats.comments import (
     keep_comments,
 )
 from treeagent.formats.yaml_format import _may_comment
-from treeagent.tree import Tree
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "bench"
 

@@ -1,4 +1,4 @@
-"""params.yaml loading, presets and validation (treeagent.config)."""
+"""params.yaml loading, presets and validation (treeagent.pipeline.config)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from treeagent import config
+from treeagent.pipeline import config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from helpers import stop_group
-from treeagent import config
+from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("prefect")

@@ -37,9 +37,9 @@ def module_file(name: str) -> Path | None:
 REGISTRY = SRC / "treeagent" / "registry.py"
 NAMES_ONLY = {"names", "builtin_names", "kind", "group", "register"}
 """Registry attributes that read names only: a lazy registry imports no record for them."""
-NO_STAGE_CALLS = {SRC / "treeagent" / "config.py": {"_demo", "_paper"}}
+NO_STAGE_CALLS = {SRC / "treeagent" / "pipeline" / "config.py": {"_demo", "_paper"}}
 """Functions no stage calls, whose registry reads therefore load no record in a stage:
-the presets (``python -m treeagent.config write``) read the agents' paper checkpoints; a
+the presets (``python -m treeagent.pipeline.config write``) read the agents' paper checkpoints; a
 stage loads params.yaml, whose validation reads names only
 (test_loading_params_imports_no_agent checks it)."""
 
@@ -278,9 +278,9 @@ def test_surplus_sees_an_unimported_module_folder_and_data():
     stage = {"cmd": "python flows/acquire.py",
              "deps": ["raw", "flows/acquire.py", "src/treeagent/formats",
                       "src/treeagent/bench/sources/common.py", "src/treeagent/agents",
-                      "src/treeagent/plan.py", "src/treeagent/prompts",
+                      "src/treeagent/pipeline/plan.py", "src/treeagent/prompts",
                       "src/treeagent/samples/bench"]}
-    assert surplus(stage) == ["src/treeagent/agents", "src/treeagent/plan.py",
+    assert surplus(stage) == ["src/treeagent/agents", "src/treeagent/pipeline/plan.py",
                               "src/treeagent/prompts"]
 
 
@@ -339,13 +339,13 @@ def test_acquiring_the_sample_imports_no_agent_prompt_or_engine(tmp_path):
 def test_loading_params_imports_no_agent(tmp_path):
     """A stage's params (either preset's) are validated by the registries' names: no
     agent record is imported (what NO_STAGE_CALLS assumes of the presets)."""
-    from treeagent import config
+    from treeagent.pipeline import config
 
     (tmp_path / "paper.yaml").write_text(config.dump(config.preset("paper")), encoding="utf-8")
     (tmp_path / "demo.yaml").write_text(config.dump(config.preset("demo")), encoding="utf-8")
-    loaded = _modules_after("from treeagent import config\n"
+    loaded = _modules_after("from treeagent.pipeline import config\n"
                             "config.load('paper.yaml'); config.load('demo.yaml')", tmp_path)
-    assert "treeagent.config" in loaded
+    assert "treeagent.pipeline.config" in loaded
     assert not [m for m in loaded if m.startswith("treeagent.agents")], loaded
 
 
@@ -356,7 +356,7 @@ def stale_after_touching(rel: str) -> set[str]:
 
 
 def test_touching_sectioning_makes_every_evaluate_stale():
-    assert {"evaluate", "evidence", "plan"} <= stale_after_touching("src/treeagent/sectioning.py")
+    assert {"evaluate", "evidence", "plan"} <= stale_after_touching("src/treeagent/algorithm/sectioning.py")
 
 
 def test_touching_the_report_renderer_makes_only_the_report_stale():
@@ -368,10 +368,10 @@ def test_touching_the_report_renderer_makes_only_the_report_stale():
 def test_the_closure_sees_function_level_and_registry_imports(tmp_path):
     flow = tmp_path / "flow.py"
     flow.write_text("def f():\n    from treeagent.report import render\n"
-                    "TARGET = 'treeagent.sectioning:section'\n", encoding="utf-8")
+                    "TARGET = 'treeagent.algorithm.sectioning:section'\n", encoding="utf-8")
     files = {p.relative_to(SRC).as_posix() for p in imported_files(flow)}
     assert {"treeagent/report/render.py", "treeagent/report/__init__.py",
-            "treeagent/sectioning.py", "treeagent/__init__.py"} <= files
+            "treeagent/algorithm/sectioning.py", "treeagent/__init__.py"} <= files
 
 
 def _paths(stage: dict, keys: tuple[str, ...], params: dict) -> list[str]:

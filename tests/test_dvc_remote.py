@@ -17,7 +17,7 @@ import yaml
 pytest.importorskip("dvc")
 pytest.importorskip("prefect")
 
-from treeagent import config  # noqa: E402
+from treeagent.pipeline import config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -108,8 +108,8 @@ from pathlib import Path
 sys.path.insert(0, {flows!r})
 sys.path.insert(0, {tests!r})
 from loopback_server import LoopbackOpenAI
-from treeagent import config
-from treeagent.runners import from_params
+from treeagent.pipeline import config
+from treeagent.pipeline.runners import from_params
 
 if __name__ == "__main__":
     import evaluate as ev

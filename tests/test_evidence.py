@@ -1,4 +1,4 @@
-"""Evidence integrity (treeagent.evidence): locating evidence records in a composed
+"""Evidence integrity (treeagent.pipeline.evidence): locating evidence records in a composed
 context and counting the sections each spans, for Flat and TreeAgent sectioning."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import duckdb
 from hypothesis import given
 from hypothesis import strategies as st
 
-from treeagent import evidence
 from treeagent.bench.contexts import compose
 from treeagent.bench.sources import records_from_text
+from treeagent.pipeline import evidence
 
 SAMPLE = Path(__file__).resolve().parent.parent / "src/treeagent/samples/bench/json"
 USGS = SAMPLE / "usgs/libcomcat__dataframes_association__5.json"

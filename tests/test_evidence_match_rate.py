@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from treeagent.evidence import MatchRate, match_rates
+from treeagent.pipeline.evidence import MatchRate, match_rates
 
 K8, K16 = 8192, 16384
 

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from treeagent import config, gates
 from treeagent.bench import examples_gate
-from treeagent.cli import main
+from treeagent.cli.main import main
+from treeagent.pipeline import config, gates
 
 DEMO = config.preset("demo")["build"]
 GRID = dict(formats=["json"], lengths=[4096], tasks=["one_field", "conditional_count"],

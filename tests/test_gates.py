@@ -1,4 +1,4 @@
-"""Great Expectations gates (treeagent.gates): pass, fail with the expectation named,
+"""Great Expectations gates (treeagent.pipeline.gates): pass, fail with the expectation named,
 results written to reports/validation/<gate>.json."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from treeagent import gates
+from treeagent.pipeline import gates
 from treeagent.report.schema import score_rows, write_scores
 
 

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treeagent import cli, config
+from treeagent.cli import main as cli
+from treeagent.pipeline import config
 from treeagent.report import changes, db, history, versions
 from treeagent.report.cli_history import masked
 from treeagent.report.schema import write_scores

@@ -12,11 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from treeagent import cli, gates
 from treeagent.bench import io
 from treeagent.bench import sources as S
 from treeagent.bench.sources import raw as R
 from treeagent.bench.sources.registry import sources_of
+from treeagent.cli import main as cli
+from treeagent.pipeline import gates
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:

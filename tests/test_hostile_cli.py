@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from test_hostile_servers import HostileServer, _completion, _head
-from treeagent import cli, config
+from treeagent.cli import main as cli
+from treeagent.pipeline import config
 
 DOC = str(Path(__file__).resolve().parents[1] / "src/treeagent/samples/usgs_events.json")
 

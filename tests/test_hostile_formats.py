@@ -14,13 +14,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treeagent import formats, tokens
+from treeagent import formats
+from treeagent.algorithm.preprocess import section_text
+from treeagent.algorithm.tree import ParseError
 from treeagent.formats import yaml_format
-from treeagent.preprocess import section_text
-from treeagent.tree import ParseError
+from treeagent.tokenizers import tokens
 
 TOK = tokens.load("cl100k_base")
-_MAIN = "import sys; from treeagent.cli import main; sys.exit(main(sys.argv[1:]))"
+_MAIN = "import sys; from treeagent.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _sections_cli(path, *args: str) -> subprocess.CompletedProcess:

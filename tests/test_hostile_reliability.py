@@ -20,7 +20,8 @@ import pytest
 
 from loopback_server import LoopbackOpenAI
 from test_hostile_servers import HostileServer, _ask, _completion, _engine, _head
-from treeagent import cli, formats
+from treeagent import formats
+from treeagent.cli import main as cli
 
 DOC = str(Path(__file__).resolve().parents[1] / "src/treeagent/samples/usgs_events.json")
 TRANSPORTS = ["httpx", "aiohttp", "httptools"]
@@ -238,7 +239,7 @@ def test_a_killed_run_keeps_the_calls_it_made(tmp_path):
     with LoopbackOpenAI(faults=lambda prompt, attempt: "hang" if len(s.seen) > 2 else None
                         ) as s:
         argv = _openai(s.url, DOC, "--trace", str(trace))
-        code = "import sys; from treeagent.cli import main; sys.exit(main(sys.argv[1:]))"
+        code = "import sys; from treeagent.cli.main import main; sys.exit(main(sys.argv[1:]))"
         proc = subprocess.Popen([sys.executable, "-c", code, *argv],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import pytest
 
-from treeagent import tokens
 from treeagent.llm import CallCache, Message, Request, Sampling, make_engine, run_programs
 from treeagent.llm.openai_engine import ERROR_CHARS, check_base_url, cut, scrub
+from treeagent.tokenizers import tokens
 
 KEY_ENV = "TREEAGENT_HOSTILE_KEY"
 SECRET = "sk-QZ7_vW9x_KEY_Lp4T_nR2m_Yc8J_hB5s"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from treeagent.algorithm.tree import Node, ParseError, Tree
 from treeagent.formats import detect, safe_cut
 from treeagent.formats import html as H
-from treeagent.tree import Node, ParseError, Tree
 
 _HTML_ROOTS = (
     Path(__file__).resolve().parents[2] / "shared" / "sources" / "html",
@@ -574,7 +574,7 @@ def test_parse_speed_on_4mb():
 # violations (benchmarks/sectioning.py, explain_atomic); what this costs is a section
 # count that may exceed Flat on script-heavy pages.
 def test_oversized_script_is_one_atomic_section_between_flushed_groups(qwen3) -> None:
-    from treeagent.preprocess import section_text
+    from treeagent.algorithm.preprocess import section_text
 
     script = "<script>" + "".join(f"var v{i} = f('{i}', [1, 2]);\n" for i in range(400)) + \
         "</script>"
@@ -595,7 +595,7 @@ def test_oversized_script_is_one_atomic_section_between_flushed_groups(qwen3) ->
 
 @pytest.mark.skipif(HTML_SOURCES is None, reason="shared HTML sources absent")
 def test_real_pages_exceed_the_budget_only_with_atomic_leaves(qwen3) -> None:
-    from treeagent.preprocess import section_text
+    from treeagent.algorithm.preprocess import section_text
 
     pages = sorted((HTML_SOURCES / "mozilla-readability-test-pages").rglob("*.html"))[:40]
     text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in pages)

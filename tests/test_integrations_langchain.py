@@ -16,9 +16,9 @@ from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
 from tokenizers import Tokenizer
 
+from treeagent.algorithm.tree import ParseError
 from treeagent.integrations import DocumentError
 from treeagent.integrations.langchain import TreeSplitter
-from treeagent.tree import ParseError
 
 SAMPLES = Path(__file__).parents[1] / "src" / "treeagent" / "samples"
 USGS = SAMPLES / "usgs_events.json"

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from helpers import same
 from treeagent import formats
+from treeagent.algorithm.tree import Node, ParseError, Tree, key_step
 from treeagent.formats import javascript as js
 from treeagent.formats import js_crosscheck, js_values
-from treeagent.tree import Node, ParseError, Tree, key_step
 
 
 def paths(tree: Tree) -> dict[str, Node]:

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from helpers import CharTokenizer
 from treeagent import formats
-from treeagent.cli import main
+from treeagent.algorithm.preprocess import section_tree
+from treeagent.algorithm.tree import ParseError
+from treeagent.cli.main import main
 from treeagent.formats import javascript as js
 from treeagent.formats import js_module
-from treeagent.preprocess import section_tree
-from treeagent.tree import ParseError
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "bench"
 JS_FILES = sorted(p for p in (SAMPLES / "javascript").rglob("*") if p.suffix in (".js", ".mjs"))

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from helpers import same
 from treeagent import formats
+from treeagent.algorithm.tree import ParseError
 from treeagent.formats import javascript as js
 from treeagent.formats import js_values
 from treeagent.formats.js_crosscheck import _join_surrogates, _json_twin
-from treeagent.tree import ParseError
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples" / "bench"
 

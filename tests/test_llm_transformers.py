@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treeagent import tokens
 from treeagent.llm import (
     Message,
     Request,
@@ -21,6 +20,7 @@ from treeagent.llm import (
     run_programs,
     tokenizer_dir,
 )
+from treeagent.tokenizers import tokens
 
 QUESTIONS = ["What is 2+2?", "Name a color.", "Capital of France?",
              "Write a short greeting for a friend who likes trees and rivers."]  # fmt: skip

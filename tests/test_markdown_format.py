@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from helpers import CharTokenizer
 from treeagent import formats
-from treeagent.cli import main
-from treeagent.preprocess import section_tree
+from treeagent.algorithm.preprocess import section_tree
+from treeagent.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples"
 

@@ -14,11 +14,11 @@ import pytest
 import yaml
 
 from loopback_server import LoopbackOpenAI
-from treeagent import config
-from treeagent.cli import main as cli
+from treeagent.cli.main import main as cli
 from treeagent.llm import CallCache, Message, Request, Response, Sampling, lock, run_programs, serve
 from treeagent.llm.models import SMOLLM2_GGUF, UNVERSIONED, resolve_model
 from treeagent.llm.transformers_engine import TransformersEngine
+from treeagent.pipeline import config
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

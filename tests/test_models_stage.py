@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from treeagent import config
 from treeagent.llm.models import SMOLLM2_GGUF, resolve_model
+from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
 

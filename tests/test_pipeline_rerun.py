@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from treeagent import config
+from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
 pytest.importorskip("prefect")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import stop_group
-from treeagent import config
+from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("prefect")

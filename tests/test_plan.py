@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from test_agents_double import ScriptedEngine
 from test_bench_tasks import make_units, render
-from treeagent import config, plan
 from treeagent.agents.evaluate import evaluate
 from treeagent.agents.setup import resolve
 from treeagent.bench.model import Example
-from treeagent.cli import main
+from treeagent.cli.main import main
 from treeagent.llm import make_engine
+from treeagent.pipeline import config, plan
 
 BUDGET = 512  # SmolLM2 tokens: 5 sections per 2K-token example
 CAP = 4  # new tokens per call

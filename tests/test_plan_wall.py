@@ -1,4 +1,4 @@
-"""The wall-clock estimate under the pipeline's sharding (treeagent.plan_wall), checked
+"""The wall-clock estimate under the pipeline's sharding (treeagent.pipeline.plan_wall), checked
 against figures computed by hand on tiny hand-made plans (no planner involved)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from treeagent import plan_wall as pw
-from treeagent.plan import Cost, wall_lines
+from treeagent.pipeline import plan_wall as pw
+from treeagent.pipeline.plan import Cost, wall_lines
 
 E = pw.ExampleCost
 FIVE = [E(1000, 100), E(2000, 200), E(3000, 100), E(1000, 300), E(4000, 100)]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from test_pipeline import ROOT, Project, ran
-from treeagent import config
+from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
 pytest.importorskip("prefect")
@@ -84,7 +84,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
                                      "/.prefect-home/\n__pycache__/\n")
     p = Project(path)
     p.env["PATH"] = f"{bindir}:{p.env['PATH']}"  # the stages' python sees the plug-in
-    p.run(str(bindir / "python"), "-m", "treeagent.config", "check", "params.yaml")
+    p.run(str(bindir / "python"), "-m", "treeagent.pipeline.config", "check", "params.yaml")
     p.run("git", "init", "-q")
     p.dvc("init", "-q")
     p.dvc("config", "core.analytics", "false")

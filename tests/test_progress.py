@@ -7,7 +7,7 @@ import json
 import logging
 import re
 
-from treeagent.progress import Progress, interval_from_env, planned_calls
+from treeagent.pipeline.progress import Progress, interval_from_env, planned_calls
 
 
 class Clock:
@@ -144,7 +144,7 @@ def test_treeagent_run_ends_with_a_line_with_total_and_elapsed(monkeypatch, caps
                                                                 tmp_path):
     import treeagent.llm
     from test_agents_double import ScriptedEngine
-    from treeagent.cli import main
+    from treeagent.cli.main import main
 
     def make(name, model=None, **options):
         return ScriptedEngine(lambda r: "temp 19" if r.kind == "memory"
@@ -186,8 +186,8 @@ def test_a_build_cell_task_logs_examples_done_of_its_cells_need(monkeypatch, cap
                                                                 tmp_path):
     import dataclasses
 
-    from treeagent import config
     from treeagent.bench import build, cells, sources, validate
+    from treeagent.pipeline import config
 
     params = build.BuildParams(**config.Params(config.preset("demo")).build_kwargs())
     params = dataclasses.replace(params, formats=("json",), lengths=(4096,))

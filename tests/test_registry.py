@@ -15,12 +15,14 @@ import pandas as pd
 import pytest
 
 from helpers import CharTokenizer
-from treeagent import cli, config, formats, registry
+from treeagent import formats, registry
 from treeagent.agents import memagent
 from treeagent.agents.common import Agent, Limits, ask
 from treeagent.agents.runner import drive, program
+from treeagent.cli import main as cli
 from treeagent.formats import Format, json_format
 from treeagent.llm.base import Response
+from treeagent.pipeline import config
 from treeagent.report import tables as T
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +105,7 @@ def test_a_taken_name_is_refused():
 
 
 def test_top_level_help_reads_no_registry():
-    code = ("import sys\nfrom treeagent import cli, registry\n"
+    code = ("import sys\nfrom treeagent import registry\nfrom treeagent.cli import main as cli\n"
             "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print([r.kind for r in (registry.FORMATS, registry.AGENTS, registry.ENGINES)"
             " if r._state != 'empty'], 'importlib.metadata' in sys.modules)")
@@ -371,7 +373,7 @@ def test_a_broken_plugin_warns_and_the_rest_loads(tmp_path, monkeypatch):
 def test_config_validation_and_cli_choices_import_no_record():
     """Names are declared with the built-ins' targets: validating params.yaml and
     checking a command's choices import no agent, format or engine module."""
-    code = ("import sys\nfrom treeagent import cli, config\n"
+    code = ("import sys\nfrom treeagent.cli import main as cli\nfrom treeagent.pipeline import config\n"
             "config.validate(config.preset('demo'))\n"
             "cli._build_parser().parse_args(['run', 'f', '-q', 'q', '--agent', 'infmem',"
             " '--method', 'tree', '--engine', 'vllm', '--format', 'yaml'])\n"
@@ -396,9 +398,9 @@ def test_builtin_names_match_their_records():
 
 def test_plan_reads_the_cost_model_from_the_agent_record(toys):
     """An agent's record names its cost model (``Agent.cost``); plan keeps no list."""
-    from treeagent import plan
     from treeagent.agents.infmem import cost as cost_infmem
     from treeagent.agents.memagent import cost as cost_memagent
+    from treeagent.pipeline import plan
 
     assert plan.cost_model("memagent") is cost_memagent
     assert plan.cost_model("infmem") is cost_infmem

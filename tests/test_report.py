@@ -417,7 +417,7 @@ def test_evidence_integrity_table_by_hand():
 def test_provenance_lists_params_that_differ_from_the_preset():
     from types import SimpleNamespace
 
-    from treeagent import config
+    from treeagent.pipeline import config
     from treeagent.report import provenance
 
     data = config.preset("demo")

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from test_report import synthetic_rows
-from treeagent import config
+from treeagent.pipeline import config
 from treeagent.report import provenance
 from treeagent.report.render import build_report
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from treeagent import evidence
+from treeagent.pipeline import evidence
 from treeagent.report.schema import write_scores
 
 K8 = 8192

@@ -137,7 +137,7 @@ def test_page_names_are_safe_and_distinct():
 def test_treeagent_view_opens_the_index_or_an_example(built, capsys, monkeypatch):
     import webbrowser
 
-    from treeagent.cli import main
+    from treeagent.cli.main import main
 
     opened = []
     monkeypatch.setattr(webbrowser, "open", lambda url: opened.append(url) or True)

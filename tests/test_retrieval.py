@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from helpers import CharTokenizer
-from treeagent import retrieval
+from treeagent.algorithm import retrieval
 
 
 def test_terms_split_camel_case_underscores_and_drop_function_words():

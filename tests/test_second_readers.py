@@ -14,7 +14,7 @@ from test_bench_tasks import extract, make_units
 from treeagent import registry
 from treeagent.bench import build, independent, second_readers
 from treeagent.bench.second_readers import UNCONFIRMED, SecondReader
-from treeagent.cli import main
+from treeagent.cli.main import main
 from treeagent.formats import Format, json_format
 
 TOY = "toyjson"
@@ -142,7 +142,7 @@ def test_the_build_stage_refuses_it_in_one_line(tmp_path):
     import sys
     from pathlib import Path
 
-    from treeagent import config
+    from treeagent.pipeline import config
 
     root = Path(__file__).resolve().parents[1]
     info = tmp_path / "site" / "treeagent_toy-0.1.dist-info"
@@ -166,7 +166,7 @@ def test_the_build_stage_refuses_it_in_one_line(tmp_path):
 
 
 def test_params_validation_checks_the_second_reader_key():
-    from treeagent import config
+    from treeagent.pipeline import config
 
     data = config.preset("demo")
     data["build"]["second_reader"] = False

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treeagent import tokens
+from treeagent.algorithm.preprocess import section_text
+from treeagent.algorithm.tree import ParseError
 from treeagent.formats import json_format
-from treeagent.preprocess import section_text
-from treeagent.tokens import TokenIndex
-from treeagent.tree import ParseError
+from treeagent.tokenizers import tokens
+from treeagent.tokenizers.tokens import TokenIndex
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6)
@@ -67,7 +67,7 @@ def test_real_json_sources(qwen3, sources):
                 if len(text) > 400_000:
                     continue
                 tree = json_format.parse(text)
-            from treeagent.preprocess import section_tree
+            from treeagent.algorithm.preprocess import section_tree
             check_invariants(section_tree(tree, qwen3, 700), qwen3)
 
 

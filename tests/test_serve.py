@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from treeagent import config
 from treeagent.llm import make_engine, serve
 from treeagent.llm.base import Message, Request, Sampling
 from treeagent.llm.cache import engine_key
 from treeagent.llm.vllm_engine import VLLMEngine
+from treeagent.pipeline import config
 
 DOUBLE = str(Path(__file__).resolve().parent / "vllm_serve_double.py")
 PAPER = [  # agent, model, request limit (Table 2)

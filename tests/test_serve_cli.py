@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from test_serve import DOUBLE, PAPER, alive, free_ports, records
-from treeagent import config
-from treeagent.cli import main
+from treeagent.cli.main import main
+from treeagent.pipeline import config
 
 
 def write_params(path: Path, **serve_keys) -> Path:

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from test_serve import DOUBLE, alive, free_ports, records
-from treeagent import config
+from treeagent.pipeline import config
 
 pytest.importorskip("prefect")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "flows"))

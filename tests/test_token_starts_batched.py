@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treeagent import tokens
+from treeagent.tokenizers import tokens
 
 # lines of indentation, digits, words, non-ASCII letters, combining marks (not NFC),
 # byte-fallback characters and repeats, the shapes that decide the pieces

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from treeagent import tokens
-from treeagent.qwen_tiktoken import QwenTiktokenTokenizer, map_back, nfc_with_offsets
+from treeagent.tokenizers import tokens
+from treeagent.tokenizers.qwen_tiktoken import QwenTiktokenTokenizer, map_back, nfc_with_offsets
 
 SAMPLES = sorted(p for p in (Path(__file__).parents[1] / "src" / "treeagent" / "samples")
                  .rglob("*") if p.suffix in {".json", ".yaml", ".html", ".js", ".mjs", ".md"})

@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from treeagent.algorithm.tree import Node, ParseError, Tree
 from treeagent.formats import yaml_format
 from treeagent.formats.yaml_format import parse, safe_cut
-from treeagent.tree import Node, ParseError, Tree
 
 _SOURCES = [
     Path(__file__).resolve().parents[2] / "shared" / "sources",
@@ -156,7 +156,7 @@ def tagged_before(text: str, pos: int) -> bool:
 
 
 def yaml_key_step(key: str) -> str:
-    """Expected A.3 step, written out independently of ``treeagent.tree.key_step``."""
+    """Expected A.3 step, written out independently of ``treeagent.algorithm.tree.key_step``."""
     import re
 
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
@@ -702,7 +702,7 @@ _TOKEN_ALPHABET = st.sampled_from([
 @given(st.lists(_TOKEN_ALPHABET, max_size=60).map("".join),
        st.sampled_from(["qwen3", "cl100k_base", "o200k_base"]))
 def test_line_pieces_tokenize_like_the_whole_text(text: str, name: str) -> None:
-    from treeagent import tokens
+    from treeagent.tokenizers import tokens
 
     tk = tokens.load(name)
     expected = list(tk.encode(text))
@@ -720,7 +720,7 @@ def test_line_pieces_tokenize_like_the_whole_text(text: str, name: str) -> None:
 def test_tiktoken_twin_gives_qwen3_ids_on_nfc_text_without_added_tokens(text: str) -> None:
     import unicodedata
 
-    from treeagent import tokens
+    from treeagent.tokenizers import tokens
 
     tk = tokens.load("qwen3")
     tk.prepare()
@@ -739,7 +739,7 @@ def test_real_yaml_token_starts_and_exact_span_counts(qwen3: Any) -> None:
 
     import numpy as np
 
-    from treeagent.tokens import TokenIndex
+    from treeagent.tokenizers.tokens import TokenIndex
 
     parts: list[str] = []
     for path in _openapi_files():

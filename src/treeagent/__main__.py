@@ -1,5 +1,5 @@
 """``python -m treeagent``: the ``treeagent`` command."""
 
-from treeagent.cli import main
+from treeagent.cli.main import main
 
 raise SystemExit(main())

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeagent import formats
-from treeagent.text_split import recursive_spans
-from treeagent.token_counters import resolve
-from treeagent.tokens import Tokenizer
-from treeagent.tree import ParseError
+from treeagent.algorithm.text_split import recursive_spans
+from treeagent.algorithm.tree import ParseError
+from treeagent.tokenizers.token_counters import resolve
+from treeagent.tokenizers.tokens import Tokenizer
 
 DEFAULT_CHUNK_SIZE = 2048
 ON_ERROR = ("raise", "fallback")
@@ -131,7 +131,7 @@ def chunk_document(text: str, options: ChunkOptions, source: Any = None,
 
 
 def _structural(tree, options: ChunkOptions, tokenizer: Tokenizer, fmt: str) -> list[Chunk]:
-    from treeagent.preprocess import section_tree
+    from treeagent.algorithm.preprocess import section_tree
 
     size = options.chunk_size
     if size is None:

@@ -28,7 +28,7 @@ from treeagent.agents.observation import Observation
 from treeagent.agents.templates import Prompts, Spec
 from treeagent.llm.base import Message, Request, Response, Sampling
 from treeagent.scoring import SINGLE_VALUE_TASKS, TASKS, UNORDERED_TASKS
-from treeagent.tokens import Tokenizer
+from treeagent.tokenizers.tokens import Tokenizer
 
 NO_MEMORY = "No previous memory"
 """Initial memory m_0 of every workflow (docs/fidelity.md)."""
@@ -133,10 +133,10 @@ class Agent:
     program returning the raw final reply; ``thinking``: the checkpoint's chat-template
     thinking; ``paper_model``: the public checkpoint the paper evaluates (C.1), None for
     an agent outside the paper (no ``paper`` preset), with ``paper_tokenizer``, the
-    tokenizer that checkpoint ships (its base model's: a :mod:`treeagent.tokens` name).
+    tokenizer that checkpoint ships (its base model's: a :mod:`treeagent.tokenizers.tokens` name).
     ``cost_model``: its cost model, beside its workflow in its module
-    (``cost_model(setup, sizer, problem, steps) -> treeagent.plan.Cost``: the calls and
-    token bounds of one example, see :mod:`treeagent.plan`); None: the plan says
+    (``cost_model(setup, sizer, problem, steps) -> treeagent.pipeline.plan.Cost``: the calls and
+    token bounds of one example, see :mod:`treeagent.pipeline.plan`); None: the plan says
     "cost unknown" for the agent."""
 
     name: str

@@ -8,7 +8,7 @@ from typing import Any
 from treeagent.agents.common import Calls, Limits
 from treeagent.agents.observation import Document, Observation, Reader
 from treeagent.agents.templates import Prompts
-from treeagent.tokens import Tokenizer
+from treeagent.tokenizers.tokens import Tokenizer
 
 
 @dataclass

@@ -9,7 +9,7 @@ per call from the template (rendered with the example's problem), the section, i
 path, the retrieved spans (at most 4 x 96 tokens, A.3), each variable field at its cap
 and the chat template's allowance; each call at most the request limit (Table 2,
 clamped to the context window); output at most each call's new-token limit.
-:mod:`treeagent.plan` sums them over the grid.
+:mod:`treeagent.pipeline.plan` sums them over the grid.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from treeagent.agents.common import CHAT_OVERHEAD, MIN_NEW_TOKENS, NO_MEMORY
 from treeagent.agents.observation import PATH_LABEL, RETRIEVED_HEADER, Document
 from treeagent.agents.templates import Prompts, spec_of
-from treeagent.retrieval import MAX_SPANS, SPAN_TOKENS
-from treeagent.tokens import Tokenizer
+from treeagent.algorithm.retrieval import MAX_SPANS, SPAN_TOKENS
+from treeagent.tokenizers.tokens import Tokenizer
 
 if TYPE_CHECKING:
     from treeagent.agents.setup import AgentSetup

@@ -22,7 +22,7 @@ from treeagent.agents.runner import Result, program, with_calls
 from treeagent.agents.templates import Prompts
 from treeagent.bench.model import Example
 from treeagent.llm.base import Engine
-from treeagent.tokens import Tokenizer
+from treeagent.tokenizers.tokens import Tokenizer
 
 
 def resolve_tokenizer(engine: Engine, tokenizer: Tokenizer | str | None = None,

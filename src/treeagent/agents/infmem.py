@@ -254,7 +254,7 @@ def run(ctx: Context) -> Program:
 
 
 def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
-    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): per step
+    """Planned calls and token bounds of one example (:mod:`treeagent.pipeline.plan`): per step
     a planner reply and a write reply, the answer after the last step or right after the
     ``EARLY_STOP``-th consecutive STOP (no write for that step)."""
     cost, r, limits = Cost(), Replies(setup, sizer), setup.limits

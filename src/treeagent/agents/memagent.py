@@ -66,7 +66,7 @@ def run(ctx: Context) -> Program:
 
 
 def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
-    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): T memory
+    """Planned calls and token bounds of one example (:mod:`treeagent.pipeline.plan`): T memory
     calls + 1 answer, exactly."""
     cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
     mem = r.out_cap(limits.memory)

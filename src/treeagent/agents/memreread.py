@@ -120,7 +120,7 @@ def run(ctx: Context) -> Program:
 
 
 def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
-    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): the root
+    """Planned calls and token bounds of one example (:mod:`treeagent.pipeline.plan`): the root
     pass (T), then up to q = min(width, node_budget - 1) rounds of decompose + re-read
     (T) + sub-answer + integrate; at least one decompose (when q >= 1) that asks
     nothing; the answer."""

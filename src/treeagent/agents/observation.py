@@ -30,12 +30,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from treeagent import formats
-from treeagent.preprocess import section_tree
+from treeagent.algorithm.preprocess import section_tree
+from treeagent.algorithm.retrieval import MAX_SPANS, SPAN_TOKENS, Retrieved, retrieve
+from treeagent.algorithm.sectioning import Section, flat
+from treeagent.algorithm.tree import Tree
 from treeagent.registry import Named
-from treeagent.retrieval import MAX_SPANS, SPAN_TOKENS, Retrieved, retrieve
-from treeagent.sectioning import Section, flat
-from treeagent.tokens import TokenIndex, Tokenizer
-from treeagent.tree import Tree
+from treeagent.tokenizers.tokens import TokenIndex, Tokenizer
 
 METHOD_RECORDS = (
     Named("flat", "Flat"),  # fixed-size chunks, the baseline
@@ -95,8 +95,8 @@ def prepare(
     """Section ``document`` for ``method`` with the evaluated model's ``tokenizer``.
 
     Flat needs no parse (sections of C tokens over the whole text); the tree modes parse
-    ``document`` as ``fmt`` (raising ``treeagent.tree.ParseError`` on bad input) unless
-    it is already a :class:`~treeagent.tree.Tree`, and search the budget (A.2, C.2).
+    ``document`` as ``fmt`` (raising ``treeagent.algorithm.tree.ParseError`` on bad input) unless
+    it is already a :class:`~treeagent.algorithm.tree.Tree`, and search the budget (A.2, C.2).
     """
     check_method(method)
     if base_budget < 1:

@@ -46,7 +46,7 @@ from treeagent.agents.templates import Spec
 
 if TYPE_CHECKING:
     from treeagent.agents.setup import AgentSetup
-from treeagent.tokens import Tokenizer
+from treeagent.tokenizers.tokens import Tokenizer
 
 NAME = "rememr1"
 LIMITS = Limits(2048, 2048, 1024, 40960)  # Table 2: memory, answer, controller, request
@@ -149,7 +149,7 @@ def run(ctx: Context) -> Program:
 
 
 def cost(setup: AgentSetup, sizer: Sizer, problem: str, steps: Sequence[Step]) -> Cost:
-    """Planned calls and token bounds of one example (:mod:`treeagent.plan`): T memory
+    """Planned calls and token bounds of one example (:mod:`treeagent.pipeline.plan`): T memory
     calls + 1 answer, exactly; a recalled memory is a past memory (<= the memory cap)."""
     cost, r, limits = Cost(), Replies(setup, sizer), setup.limits
     mem = r.out_cap(limits.memory)

@@ -23,9 +23,9 @@ from treeagent.agents.context import Context
 from treeagent.agents.observation import check_method, prepare
 from treeagent.agents.setup import capped, resolve, thinking
 from treeagent.agents.templates import Prompts
+from treeagent.algorithm.tree import Tree
 from treeagent.llm.base import Request, Response
-from treeagent.tokens import Tokenizer
-from treeagent.tree import Tree
+from treeagent.tokenizers.tokens import Tokenizer
 
 if TYPE_CHECKING:
     from treeagent.llm.scheduler import CallTrace

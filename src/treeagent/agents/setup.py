@@ -25,7 +25,7 @@ from typing import Any
 
 from treeagent import registry
 from treeagent.agents.common import Agent, Limits, Thinking, generation_limit
-from treeagent.tokens import Tokenizer
+from treeagent.tokenizers.tokens import Tokenizer
 
 
 class SetupError(ValueError):
@@ -139,8 +139,8 @@ def resolve_tokenizer(agent: str | None, model: Any, tokenizer: Tokenizer | str 
                       ) -> tuple[Tokenizer, str]:
     """(tokenizer, its name) by the rules of the module docstring; :class:`SetupError`
     for a model without local files and no tokenizer setting."""
-    from treeagent import tokens
     from treeagent.llm.models import ModelError, resolve_model, tokenizer_dir
+    from treeagent.tokenizers import tokens
 
     if tokenizer is not None and not isinstance(tokenizer, str):
         return tokenizer, str(getattr(tokenizer, "name", None) or type(tokenizer).__name__)
@@ -222,7 +222,7 @@ def resolve(agent: str, model: Any = None, *, revision: str = "auto",
 def from_params(params: Any, agent: str, tokenizer: Tokenizer | str | None = None
                 ) -> AgentSetup:
     """``agent``'s setup from the pipeline's parameters (a
-    :class:`treeagent.config.Params`): ``agents.<a>`` (model, revision,
+    :class:`treeagent.pipeline.config.Params`): ``agents.<a>`` (model, revision,
     ``max_new_tokens``, options, ``tokenizer``) and the engine options (``engine.options``
     under ``agents.<a>.engine_options``); ``tokenizer`` overrides the agent's setting."""
     a = params.data["agents"][agent]

@@ -105,7 +105,7 @@ def evaluate_shard(spec: ShardSpec) -> ShardResult:
     from treeagent.bench.io import read_examples
     from treeagent.llm import make_engine
     from treeagent.llm.cache import CallCache, shard_path
-    from treeagent.progress import planned_calls
+    from treeagent.pipeline.progress import planned_calls
 
     ids = example_ids(spec.example_files)
     mine = positions(len(ids), spec.shard, spec.shards)

@@ -1,5 +1,5 @@
 """The benchmark build sharded by (format, length) cell (4.1, B.1): each cell is filled
-on a worker of the task runner (:mod:`treeagent.runners`), the driver merges the cells
+on a worker of the task runner (:mod:`treeagent.pipeline.runners`), the driver merges the cells
 of a format in the serial build's order, gates them and writes the same files
 :func:`treeagent.bench.build.build` writes -- byte for byte.
 
@@ -29,7 +29,7 @@ from treeagent.bench import contexts
 
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
 """Runs a function over items (in any order, anywhere) and returns the results in item
-order: :func:`treeagent.runners.map_on_runner` bound to a runner, or a plain loop."""
+order: :func:`treeagent.pipeline.runners.map_on_runner` bound to a runner, or a plain loop."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _prepared(fmt: str, params: B.BuildParams, raw_dir: str
 def build_cell(spec: CellSpec) -> CellResult:
     """Fill the (format, length) cells of ``spec``."""
     from treeagent.bench.sources import records_from_text
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
 
     params = B.BuildParams(**spec.params)
     prep, counter = _prepared(spec.fmt, params, spec.raw_dir)

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from treeagent.config import PRESETS, Params
-from treeagent.config import preset as config_preset
+from treeagent.pipeline.config import PRESETS, Params
+from treeagent.pipeline.config import preset as config_preset
 from treeagent.registry import FORMATS
 
 
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bsub = p.add_subparsers(dest="bench_command", required=True)
     b = bsub.add_parser("build", help="acquire, build and validate examples into validated/")
     b.add_argument("--preset", choices=sorted(PRESETS), default="demo",
-                   help="the pipeline preset (treeagent.config) whose build and acquire "
+                   help="the pipeline preset (treeagent.pipeline.config) whose build and acquire "
                         "settings every option below falls back to: demo builds what "
                         "`make demo` builds")
     b.add_argument("--formats", nargs="+", metavar="FORMAT",  # names read when shown
@@ -95,7 +95,7 @@ def _default_mirror() -> str | None:
 
 def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
     """BuildParams and the acquisition mode from the pipeline preset (one set of presets,
-    :mod:`treeagent.config`) and the overrides."""
+    :mod:`treeagent.pipeline.config`) and the overrides."""
     from treeagent.bench.build import BuildParams
     from treeagent.bench.contexts import parse_bucket
 
@@ -149,9 +149,9 @@ def run_build(args: argparse.Namespace) -> int:
     mirror = args.mirror or (_default_mirror() if mode == "mirror" else None)
     if mode == "mirror" and (mirror is None or not Path(mirror).is_dir()):
         return _fail(f"--mirror: {mirror or '(none)'} is not a folder")
-    from treeagent import tokens
     from treeagent.bench import build, sources
-    from treeagent.progress import Progress
+    from treeagent.pipeline.progress import Progress
+    from treeagent.tokenizers import tokens
 
     try:
         for name in params.tokenizers:
@@ -178,7 +178,7 @@ def run_build(args: argparse.Namespace) -> int:
             from functools import partial
 
             from treeagent.bench.cells import build_sharded
-            from treeagent.runners import map_on_runner
+            from treeagent.pipeline.runners import map_on_runner
 
             runner = {"name": args.runner, "address": args.address, "workers": args.workers}
             try:  # a worker reads the sources: what it cannot read ends in one line
@@ -215,8 +215,8 @@ def run_build(args: argparse.Namespace) -> int:
 def _locate(fmt: str, context: str, unit_ids: list[str], spec: dict[str, Any],
             extract: Any, sources_of: dict[str, str]) -> list[str]:
     """Where the records a spec names sit in the context: unit, path and line."""
+    from treeagent.algorithm.tree import LineIndex
     from treeagent.bench.validate import unit_pieces
-    from treeagent.tree import LineIndex
 
     names = spec.get("records") or ([spec["record"]] if "record" in spec else [])
     pieces = unit_pieces(fmt, context)

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from treeagent import tokens as _tokens
 from treeagent.bench.model import BenchFormat
-from treeagent.config import DEMO_LENGTHS, PAPER_LENGTHS
+from treeagent.pipeline.config import DEMO_LENGTHS, PAPER_LENGTHS
+from treeagent.tokenizers import tokens as _tokens
 
 BUCKETS: dict[str, int] = {
     f"{n // 1024}K" if n < 1 << 20 else "1M": n for n in PAPER_LENGTHS

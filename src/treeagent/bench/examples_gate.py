@@ -4,12 +4,12 @@ What every stored example must meet, as one list of Great Expectations expectati
 (:func:`expectations`) over a prepared table (:func:`prepare`: token range, bucket floor,
 row number, and the ``check_*`` columns of :mod:`treeagent.bench.validate`'s per-row
 re-check, "" = passed). It runs two ways, both in the one GX context of
-:func:`treeagent.gx.gx_context`:
+:func:`treeagent.pipeline.gx.gx_context`:
 
 * inside the build, over a format's new rows (:func:`run`): a row that fails any
   expectation is rejected with the expectation and its reasons (:func:`rejections`);
 * as the pipeline's ``examples`` gate over the stored tables (:func:`suites`, checked
-  by :func:`treeagent.gx.check`): every row re-checked from its recipe and unit table
+  by :func:`treeagent.pipeline.gx.check`): every row re-checked from its recipe and unit table
   (:func:`stored_frame`), plus the grid (only the params' formats, tasks and lengths; a
   count under every construction tokenizer).
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 from treeagent import formats
 from treeagent.bench import io, validate
-from treeagent.gx import Suite, gx_context
+from treeagent.pipeline.gx import Suite, gx_context
 from treeagent.scoring import TASKS
 
 QUESTION_LEAK = r"\$[.\[]|\[\s*\d+\s*\]|/html/|\bjson ?path\b|\bxpath\b"

@@ -321,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
             with open(args.dest, "w", encoding="utf-8") as out:
                 counts = write_jsonl(validated, formats, out)
     except BrokenPipeError:
-        raise  # the reader of stdout is gone: treeagent.cli ends quietly
+        raise  # the reader of stdout is gone: treeagent.cli.main ends quietly
     except (ValueError, OSError) as exc:
         return _fail(str(exc))
     summary = ", ".join(f"{f} {n}" for f, n in counts.items())

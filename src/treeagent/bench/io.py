@@ -28,10 +28,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from treeagent.artifacts import ArtifactError
 from treeagent.bench.contexts import compose
 from treeagent.bench.model import Example
 from treeagent.bench.validate import sha256
+from treeagent.pipeline.artifacts import ArtifactError
 
 __all__ = ["ArtifactError", "example_batches", "load_units", "materialize", "read_examples",
            "read_rows", "read_table", "write_examples", "write_table"]

@@ -60,7 +60,7 @@ def unit_pieces(fmt: str, text: str) -> list[str]:
     """Re-parse a composed context and return the visible text of each unit in order
     (the format's ``unit_pieces`` hook, :class:`treeagent.bench.model.BenchFormat`).
 
-    Raises ``treeagent.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
+    Raises ``treeagent.algorithm.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
     that is not a composition of units: wrong root, stray content).
     """
     return contexts.hooks(fmt).unit_pieces(text)

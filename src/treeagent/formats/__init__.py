@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from treeagent import registry
-from treeagent.tree import Tree
+from treeagent.algorithm.tree import Tree
 
 FORMATS = registry.FORMATS.names
 """Names of the registered formats (a live view of :data:`treeagent.registry.FORMATS`)."""
@@ -24,7 +24,7 @@ class Format:
     """One input format, declared in its module (``FORMAT = Format(...)``) and registered
     in :data:`treeagent.registry.FORMATS` (a plug-in: entry point ``treeagent.formats``).
 
-    ``parse(text) -> Tree`` raises :class:`treeagent.tree.ParseError` on bad input;
+    ``parse(text) -> Tree`` raises :class:`treeagent.algorithm.tree.ParseError` on bad input;
     ``safe_cut(text, pos)`` says whether SplitText may cut a divisible leaf at ``pos``;
     ``extensions`` (lower case, with the dot) select it in :func:`detect`, else
     ``starts``: lower-case beginnings of the content (after a BOM and blank space; the
@@ -116,7 +116,7 @@ def read_document(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
 
 
 def parse(text: str, fmt: str) -> Tree:
-    """Parse ``text`` as ``fmt``; raises ``treeagent.tree.ParseError`` on bad input."""
+    """Parse ``text`` as ``fmt``; raises ``treeagent.algorithm.tree.ParseError`` on bad input."""
     return _module(fmt).parse(text)
 
 

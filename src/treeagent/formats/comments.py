@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from treeagent.tree import Node
+from treeagent.algorithm.tree import Node
 
 Leading = Callable[[str, int, int], int]  # (text, lower bound, node start) -> new start
 Trailing = Callable[[str, int], int]  # (text, leaf end) -> new end

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from treeagent.tree import key_step
+from treeagent.algorithm.tree import key_step
 
 
 def backslash_run(text: str, i: int) -> int:

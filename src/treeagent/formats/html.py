@@ -25,8 +25,8 @@ from __future__ import annotations
 import gc
 import re
 
+from treeagent.algorithm.tree import Node, ParseError, Tree
 from treeagent.formats import Format
-from treeagent.tree import Node, ParseError, Tree
 
 _ATTRS = r"""(?:[^>=]++|=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >]*+))*+"""
 _NAME = r"[A-Za-z][^\t\n\f\r />]*+"

@@ -76,6 +76,7 @@ from typing import Any
 
 from tree_sitter import Node as TSNode
 
+from treeagent.algorithm.tree import LineIndex, Node, ParseError, Tree
 from treeagent.formats import Format
 from treeagent.formats.comments import js_after, js_lines_before, keep_comments
 from treeagent.formats.escapes import backslash_run, key_step_printable
@@ -94,7 +95,6 @@ from treeagent.formats.js_syntax import (
     syntax_root,
 )
 from treeagent.formats.js_values import Crosscheck, Dynamic, Expression, _Builder
-from treeagent.tree import LineIndex, Node, ParseError, Tree
 
 __all__ = [
     "Expression", "Initializer", "Rejection", "find_initializers", "parse", "safe_cut",

@@ -28,9 +28,9 @@ from typing import Any
 
 import json5
 
+from treeagent.algorithm.tree import Node
 from treeagent.formats.js_literal import _Literal
 from treeagent.formats.js_syntax import _Reject
-from treeagent.tree import Node
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _JSON5_ERROR = re.compile(r"<string>:(\d+) (.*) at column (\d+)")

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from treeagent.tree import Node
+from treeagent.algorithm.tree import Node
 
 
 class _Literal:

@@ -33,12 +33,12 @@ import re
 
 from tree_sitter import Node as TSNode
 
+from treeagent.algorithm.tree import Node, ParseError, Tree, index_step
 from treeagent.formats import javascript as js
 from treeagent.formats.comments import js_after, js_lines_before, keep_comments
 from treeagent.formats.escapes import key_step_printable
 from treeagent.formats.js_syntax import _bindings, _Reject, _syntax_tree, _unparen
 from treeagent.formats.js_values import Crosscheck, _Builder
-from treeagent.tree import Node, ParseError, Tree, index_step
 
 __all__ = ["parse"]
 

@@ -16,7 +16,7 @@ import tree_sitter_javascript
 from tree_sitter import Language, Parser
 from tree_sitter import Node as TSNode
 
-from treeagent.tree import ParseError
+from treeagent.algorithm.tree import ParseError
 
 __all__ = ["LANGUAGE", "syntax_root"]
 

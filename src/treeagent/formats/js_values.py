@@ -16,6 +16,7 @@ from typing import Literal
 
 from tree_sitter import Node as TSNode
 
+from treeagent.algorithm.tree import Node, index_step
 from treeagent.formats.escapes import backslash_run, key_step_printable
 from treeagent.formats.js_crosscheck import (
     _CrossCheck,
@@ -26,7 +27,6 @@ from treeagent.formats.js_crosscheck import (
 )
 from treeagent.formats.js_literal import _Literal
 from treeagent.formats.js_syntax import _Offsets, _Reject
-from treeagent.tree import Node, index_step
 
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"\Z')

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 
+from treeagent.algorithm.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
 from treeagent.formats import Format
 from treeagent.formats.escapes import escape_starts_at, key_step_printable
-from treeagent.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
 
 # possessive runs: no backtracking state per character (a 5 MB string once took 600 MB)
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[{}\[\]:,]|[^\s{}\[\]:,"]++', re.S)

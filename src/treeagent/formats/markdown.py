@@ -28,9 +28,9 @@ import re
 
 from markdown_it import MarkdownIt
 
+from treeagent.algorithm.tree import Node, Tree
 from treeagent.formats import Format
 from treeagent.formats.sniff import looks_like_markdown
-from treeagent.tree import Node, Tree
 
 __all__ = ["FORMAT", "parse", "safe_cut"]
 

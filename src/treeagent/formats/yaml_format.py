@@ -32,11 +32,11 @@ from collections.abc import Callable
 
 import yaml
 
+from treeagent.algorithm.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
 from treeagent.formats import Format
 from treeagent.formats.comments import hash_after, hash_lines_before, keep_comments
 from treeagent.formats.escapes import escape_starts_at
 from treeagent.formats.sniff import looks_like_yaml
-from treeagent.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
 
 _CORE = "tag:yaml.org,2002:"
 #: Tags accepted on any node; ``!`` is the non-specific tag (plain "no tag").

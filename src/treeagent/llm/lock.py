@@ -38,7 +38,7 @@ import yaml
 from treeagent.llm.models import UNVERSIONED, is_commit, model_revision, resolve_model
 
 if TYPE_CHECKING:
-    from treeagent.config import Params
+    from treeagent.pipeline.config import Params
 
 LOCK_FILE = "models.lock"
 LOCK_ENV = "TREEAGENT_MODELS_LOCK"

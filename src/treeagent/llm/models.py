@@ -228,7 +228,7 @@ def _materialize(target: Path, write) -> Path:
 
 def tokenizer_dir(spec: str | os.PathLike[str] | None = None) -> Path:
     """A folder holding ``tokenizer.json`` for the model, so that
-    ``treeagent.tokens.load(str(tokenizer_dir(spec)))`` counts tokens as the model does."""
+    ``treeagent.tokenizers.tokens.load(str(tokenizer_dir(spec)))`` counts tokens as the model does."""
     source = resolve_model(spec)
     if source.folder is None:
         raise ModelError(f"{source.spec!r} has no local files to take a tokenizer from")

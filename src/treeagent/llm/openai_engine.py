@@ -325,7 +325,7 @@ class OpenAIEngine:
 
     # -- tokens -----------------------------------------------------------------------
     def count_tokens(self, text: str) -> int:
-        """Tokens under ``tokenizer`` (a ``treeagent.tokens`` name or folder), else under
+        """Tokens under ``tokenizer`` (a ``treeagent.tokenizers.tokens`` name or folder), else under
         the model's own files when ``model`` is a local spec; else ~4 bytes per token."""
         if self._tokenizer is None:
             self._tokenizer = self._load_tokenizer()
@@ -339,8 +339,8 @@ class OpenAIEngine:
         return self._tokenizer.truncate(text, n)
 
     def _load_tokenizer(self) -> Any:
-        from treeagent import tokens
         from treeagent.llm.models import ModelError, tokenizer_dir
+        from treeagent.tokenizers import tokens
 
         if self._tokenizer_name:
             return tokens.load(self._tokenizer_name)

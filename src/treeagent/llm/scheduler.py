@@ -304,7 +304,7 @@ async def arun_programs(
     files; large runs leave it off and keep only hashes and counts). ``on_call`` sees
     every call as it is delivered. ``totals`` count the requests and retries the engine
     sent during the run where it counts them (:func:`engine_stats`). ``progress`` shows
-    programs done and calls (:mod:`treeagent.progress`); a :class:`Meter` names them and
+    programs done and calls (:mod:`treeagent.pipeline.progress`); a :class:`Meter` names them and
     gives their totals (the programs' default: ``len(programs)`` where it has one).
     """
     own_cache = isinstance(cache, str | Path)
@@ -393,11 +393,11 @@ class Meter:
 
 class _Progress:
     """Programs done of their total and calls (of the plan's expected calls where given),
-    through :class:`treeagent.progress.Progress` (a bar on a terminal, else log lines at
+    through :class:`treeagent.pipeline.progress.Progress` (a bar on a terminal, else log lines at
     an interval); a no-op if disabled."""
 
     def __init__(self, meter: Meter, enabled: bool) -> None:
-        from treeagent.progress import Progress
+        from treeagent.pipeline.progress import Progress
 
         self._unit = meter.unit
         self._bar = Progress(meter.label, {meter.unit: meter.total, "calls": meter.calls},

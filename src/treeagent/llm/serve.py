@@ -51,7 +51,7 @@ from treeagent.llm.models import (
 from treeagent.llm.vllm_engine import DEFAULT_VLLM_BIN, launcher, serve_command, stop_groups
 
 if TYPE_CHECKING:
-    from treeagent.config import Params
+    from treeagent.pipeline.config import Params
 
 SERVERS_ENV = "TREEAGENT_SERVERS"
 """Environment variable holding the running servers as JSON ``{agent: [base_url, ...]}``."""

@@ -137,7 +137,7 @@ class TransformersEngine:
     # -- loading ---------------------------------------------------------------------
     def _load(self) -> None:
         if self._model is None:
-            from treeagent.progress import silence_third_party_bars
+            from treeagent.pipeline.progress import silence_third_party_bars
 
             silence_third_party_bars()  # no tqdm "Loading weights" bar in a piped log
             if self.threads:

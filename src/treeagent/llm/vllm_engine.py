@@ -245,7 +245,7 @@ class VLLMEngine:
     def count_tokens(self, text: str) -> int:
         """Tokens under the served folder's ``tokenizer.json`` (no server needed)."""
         if self._counter is None:
-            from treeagent import tokens
+            from treeagent.tokenizers import tokens
 
             if self.folder is not None and (self.folder / "tokenizer.json").is_file():
                 self._counter = tokens.load(str(self.folder))

@@ -27,7 +27,7 @@ _MD_PUNCT = re.compile(r"([\\`*_\[\]|#~])")
 SMALL_MODEL_NOTE = (
     "The demo's SmolLM2-135M-Instruct is a 135M-parameter model and scores near zero on "
     "these questions whichever method it reads; the measurement is the paper preset with "
-    "the real checkpoints (python -m treeagent.config write --preset paper), while the "
+    "the real checkpoints (python -m treeagent.pipeline.config write --preset paper), while the "
     "evidence-integrity tables below need no model at all.")
 
 

@@ -114,8 +114,9 @@ def models(scores: Any) -> list[tuple[str, str, str]]:
 
 def collect(params: Any, scores: Any, evidence: Any = None, root: str | Path = ".",
             now: dt.datetime | None = None) -> dict[str, Any]:
-    """The provenance of a report (``params``: a :class:`treeagent.config.Params`)."""
-    from treeagent import __version__, config
+    """The provenance of a report (``params``: a :class:`treeagent.pipeline.config.Params`)."""
+    from treeagent import __version__
+    from treeagent.pipeline import config
 
     data = params.data
     name = data.get("preset", "demo")

@@ -302,7 +302,7 @@ def build_report(scores: pd.DataFrame, out: str | Path, dataset: str = "json",
                  viewer: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """Write report.md, index.html (one list of blocks), figures/ and metrics.json under
     ``out``; return metrics. ``evidence``/``evidence_records``: the rows of
-    :mod:`treeagent.evidence`; ``provenance``: :func:`treeagent.report.provenance.collect`;
+    :mod:`treeagent.pipeline.evidence`; ``provenance``: :func:`treeagent.report.provenance.collect`;
     ``validation``: gate result files to link; ``seed``: the bootstraps'; ``note``: a
     sentence shown under the title; ``grid``: the build's (format, task, length) cells,
     so that a cell with no example is listed under Missing cells; ``viewer``: example id ->

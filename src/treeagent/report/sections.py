@@ -133,11 +133,11 @@ PAPER_MATCH_NOTE = "the paper: 74.8% on JSON, C.5"
 def match_rate_columns(evidence: pd.DataFrame | None
                        ) -> tuple[list[str], dict[str, list[str]], list[Block], dict[str, Any]]:
     """Table 3's section-count columns (4.5, C.5), from the evidence example rows
-    (:func:`treeagent.evidence.match_rates`): one header per format, the cells of each
+    (:func:`treeagent.pipeline.evidence.match_rates`): one header per format, the cells of each
     agent ('rate% n=N'), a paragraph with the agents' mean (equal weight, as the paper's
     74.8%) and metrics.json's ``section_match_by_format`` (format -> agent or ``mean`` ->
     rate, n). Nothing without evidence rows."""
-    from treeagent.evidence import match_rates
+    from treeagent.pipeline.evidence import match_rates
 
     if evidence is None or not len(evidence):
         return [], {}, [], {}

@@ -171,7 +171,7 @@ def record(project: str | Path = ".", params_path: str = "params.yaml",
            branch: str = BRANCH) -> Recorded:
     """Record the project's current run as a new version on ``branch`` (see the module
     docstring); an identical run records nothing and returns the latest version."""
-    from treeagent import config
+    from treeagent.pipeline import config
     from treeagent.report.db import load_scores
 
     repo = toplevel(project)

@@ -11,7 +11,7 @@ the final answer against the reference with its score. Text is placed with
 
 Inputs: :class:`treeagent.bench.model.Example` (question, answer, context), the scored
 rows, each run's ``trace.jsonl`` lines (:func:`treeagent.agents.evaluate.write_trace`),
-the evidence records of :mod:`treeagent.evidence`, and a function giving a method's
+the evidence records of :mod:`treeagent.pipeline.evidence`, and a function giving a method's
 sections of an example as ``(start, end, path)``.
 """
 
@@ -212,7 +212,7 @@ def write_from_pipeline(p: Any, runs_dir: str | Path, validated_dir: str | Path,
                         out_dir: str | Path, scores: pd.DataFrame,
                         records: pd.DataFrame | None) -> dict[str, dict[str, str]]:
     """The report stage's viewer: examples from ``validated/``, traces from ``runs/``,
-    sections with each evaluated agent's tokenizer (as :mod:`treeagent.evidence` does)."""
+    sections with each evaluated agent's tokenizer (as :mod:`treeagent.pipeline.evidence` does)."""
     from treeagent.agents.setup import from_params
     from treeagent.bench import io
 

@@ -308,8 +308,8 @@ def iter_unique(values: Iterable[str]) -> Iterator[str]:
 def parsed_or_reason(fmt: str, text: str) -> tuple[Any, str | None]:
     """``(tree, None)`` for a payload the format's parser reads, else ``(None, reason)``:
     NUL bytes, the parser's ``line:col`` message, or nesting too deep (the raw gate)."""
+    from treeagent.algorithm.tree import ParseError
     from treeagent.formats import parse
-    from treeagent.tree import ParseError
 
     if "\0" in text:
         return None, f"binary content (NUL at offset {text.index(chr(0))})"

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from treeagent.algorithm.tree import Node, Tree
 from treeagent.bench.accepted import parenthetical_forms
 from treeagent.bench.model import BenchFormat, Frame, Record, Scalar, Unit, UnitFile
 from treeagent.bench.sources.common import (
@@ -21,7 +22,6 @@ from treeagent.bench.sources.common import (
     visible,
 )
 from treeagent.formats import html as html_format
-from treeagent.tree import Node, Tree
 
 _START_TAG = re.compile(r"""<[^\s/>]+((?:[^>"']|"[^"]*"|'[^']*')*)>""")
 _CLASS = re.compile(r"""\sclass\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)

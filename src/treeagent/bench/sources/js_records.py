@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from treeagent.algorithm.tree import ParseError, index_step, key_step
 from treeagent.bench.model import BenchFormat, Frame, Record, Unit, UnitFile
 from treeagent.bench.sources.common import (
     flatten,
@@ -27,7 +28,6 @@ from treeagent.bench.sources.common import (
 )
 from treeagent.formats import javascript as js
 from treeagent.formats.js_syntax import first_syntax_error, syntax_root
-from treeagent.tree import ParseError, index_step, key_step
 
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
               "description", "filename")

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from treeagent.artifacts import ArtifactError  # noqa: F401 (raised here and re-exported)
+from treeagent.pipeline.artifacts import ArtifactError  # noqa: F401 (raised here and re-exported)
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine"

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from treeagent.config import MODES  # declared once, with the parameter that picks one
+from treeagent.pipeline.config import MODES  # declared once, with the parameter that picks one
 from treeagent.registry import FORMATS as _FORMAT_RECORDS
 from treeagent.registry import Registry
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
+from treeagent.algorithm.tree import key_step
 from treeagent.bench.model import BenchFormat, Frame, Record, Scalar
 from treeagent.bench.sources.common import flatten, parsed_or_reason, scalar, visible
 from treeagent.formats import parse as parse_format
-from treeagent.tree import key_step
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _TS = "tag:yaml.org,2002:timestamp"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treeagent.tokens import (
+from treeagent.tokenizers.tokens import (
     TokenizerError,
     _ByteLevel,
     _cap_pieces,

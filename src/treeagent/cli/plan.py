@@ -2,9 +2,9 @@
 
 Prints a table per agent x method x format x length (sections, calls, input and output
 tokens, GPU-hours), then the wall clock under the pipeline's sharding
-(:mod:`treeagent.plan_wall`: ``evaluate.shards`` over each agent's GPUs, ``serve``'s
+(:mod:`treeagent.pipeline.plan_wall`: ``evaluate.shards`` over each agent's GPUs, ``serve``'s
 replicas or ``--gpus`` spread over the agents) with the rates it assumes and their
-source; writes ``reports/plan.json`` and ``reports/plan.md`` (:mod:`treeagent.plan`).
+source; writes ``reports/plan.json`` and ``reports/plan.md`` (:mod:`treeagent.pipeline.plan`).
 Rates: ``--prompt-tps``/``--output-tps``/``--sequence-tps`` (tokens per second) and
 ``--call-latency`` (seconds), or
 ``--measure`` (the configured engine of the first agent, on fixed prompts); any rate not
@@ -53,8 +53,8 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from treeagent import config, plan, plan_wall
     from treeagent.agents.setup import SetupError
+    from treeagent.pipeline import config, plan, plan_wall
 
     if (args.prompt_tps is None) != (args.output_tps is None):
         return _fail("give both --prompt-tps and --output-tps (or --measure)")
@@ -92,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
 def _measure(params, args: argparse.Namespace):
     import asyncio
 
-    from treeagent import plan
     from treeagent.llm import make_engine
+    from treeagent.pipeline import plan
 
     name, options = params.engine_spec(params.agents[0])
     engine = make_engine(name, **options)

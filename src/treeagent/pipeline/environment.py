@@ -1,7 +1,7 @@
 """The environment every process of the pipeline starts with: Prefect and DVC without
 analytics or outbound calls, time for Prefect's temporary API server on a busy machine,
 and no Hugging Face hub lookups. Set before Prefect is imported (flows/_common.py,
-:func:`treeagent.runners.map_on_runner`); a value already set is kept.
+:func:`treeagent.pipeline.runners.map_on_runner`); a value already set is kept.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from treeagent.algorithm.tree import Node, Tree
 from treeagent.formats import safe_cut as format_safe_cut
-from treeagent.tokens import TokenIndex
-from treeagent.tree import Node, Tree
+from treeagent.tokenizers.tokens import TokenIndex
 
 SLACK = 8
 #: budgets from which SplitText places cuts by the estimates alone, SLACK tokens short of

@@ -74,7 +74,7 @@ def _read(file: str) -> str | int:
     """The file's text (standard input for ``-``), or an exit status after printing the
     error (as ``sections``)."""
     from treeagent import formats
-    from treeagent.cli_sections import read_input
+    from treeagent.cli.sections import read_input
 
     try:
         return read_input(file)
@@ -88,7 +88,7 @@ def _name(file: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from treeagent import formats
-    from treeagent.tree import ParseError
+    from treeagent.algorithm.tree import ParseError
 
     text = _read(args.file)
     if isinstance(text, int):
@@ -236,7 +236,7 @@ class _TraceFile:
 
 
 def _run_with_progress(run_programs, programs, engine, cache, on_call=None):
-    """Run the program with its progress on stderr (:mod:`treeagent.progress`: a bar on a
+    """Run the program with its progress on stderr (:mod:`treeagent.pipeline.progress`: a bar on a
     terminal, else a line at an interval and a final line with the total and the elapsed
     time). Returns the program's outcome and the run's totals."""
     from pathlib import PurePath
@@ -269,7 +269,7 @@ def _answer(args: argparse.Namespace, tree, fmt: str, prompts, options: dict, ca
     from treeagent.llm import make_engine, run_programs
     from treeagent.llm.scheduler import engine_stats
     from treeagent.scoring import extract_answer
-    from treeagent.tokens import TokenizerError
+    from treeagent.tokenizers.tokens import TokenizerError
 
     try:
         engine = make_engine(args.engine, args.model, **options)

@@ -20,14 +20,14 @@ DESCRIPTION = (
 )
 
 _COMMAND_MODULES = (
-    "treeagent.cli_sections",  # treeagent sections
+    "treeagent.cli.sections",  # treeagent sections
     "treeagent.report.cli",  # treeagent score | query | report
-    "treeagent.cli_run",  # treeagent run
+    "treeagent.cli.run",  # treeagent run
     "treeagent.bench.cli",  # treeagent bench build | show | export
-    "treeagent.cli_plan",  # treeagent plan
-    "treeagent.cli_serve",  # treeagent serve
+    "treeagent.cli.plan",  # treeagent plan
+    "treeagent.cli.serve",  # treeagent serve
     "treeagent.report.cli_view",  # treeagent view
-    "treeagent.cli_models",  # treeagent models lock
+    "treeagent.cli.models",  # treeagent models lock
     "treeagent.report.cli_history",  # treeagent history [record]
 )
 """Each module has ``register(subparsers)``; heavy imports stay in its command functions."""
@@ -114,8 +114,8 @@ def _quiet_broken_pipe() -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        if argv[:1] == ["config"]:  # its own parser (python -m treeagent.config)
-            from treeagent import config
+        if argv[:1] == ["config"]:  # its own parser (python -m treeagent.pipeline.config)
+            from treeagent.pipeline import config
 
             status = config.main(argv[1:], prog="treeagent config")
         else:

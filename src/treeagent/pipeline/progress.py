@@ -4,7 +4,7 @@ done/total, rate and ETA for one or more counters.
 On a terminal a rich bar (one row per counter) on stderr; otherwise one log line every
 ``TREEAGENT_PROGRESS_INTERVAL`` seconds (default 30; also while nothing finishes) and one
 at the end, through :mod:`logging`: Prefect's run logger inside a flow or task run (so
-the lines reach Prefect's logs, also from a Dask worker), else the ``treeagent.progress``
+the lines reach Prefect's logs, also from a Dask worker), else the ``treeagent.pipeline.progress``
 logger, which prints to stderr.
 
     with Progress("evaluate memagent/flat", {"examples": 40, "calls": 480}) as bar:

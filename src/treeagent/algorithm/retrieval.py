@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from treeagent.tokens import Tokenizer
+from treeagent.tokenizers.tokens import Tokenizer
 
 MAX_SPANS = 4
 SPAN_TOKENS = 96

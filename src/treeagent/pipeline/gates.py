@@ -19,7 +19,7 @@ DataFrames by :func:`check`:
 * ``scores`` (before the report): complete (every example x agent x method has exactly
   one scored row, nothing extra) and every score in [0, 1].
 
-:func:`check` (:mod:`treeagent.gx`) writes the gate's results to
+:func:`check` (:mod:`treeagent.pipeline.gx`) writes the gate's results to
 ``reports/validation/<gate>.json`` and raises :class:`GateError` naming each failed
 expectation. An input artifact that cannot be read (a corrupt manifest or Parquet table:
 :class:`~treeagent.bench.sources.raw.ArtifactError`) is a failed gate naming the file, not a
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from treeagent.gx import VALIDATION_DIR, GateError, Suite, check, gx_context
+from treeagent.pipeline.gx import VALIDATION_DIR, GateError, Suite, check, gx_context
 
 __all__ = ["GATES", "VALIDATION_DIR", "GateError", "Suite", "check", "gx_context",
            "artifact_suite", "evidence_suites", "guarded_suites", "raw_suites",
@@ -63,7 +63,7 @@ def guarded_suites(build: Callable[..., list[Suite]], *args: Any, **kwargs: Any
     :func:`treeagent.bench.examples_gate.suites`), or, when an input artifact it reads
     cannot be read, one failing suite naming that file: the gate fails with one line,
     not a library traceback."""
-    from treeagent.artifacts import ArtifactError
+    from treeagent.pipeline.artifacts import ArtifactError
 
     try:
         return build(*args, **kwargs)

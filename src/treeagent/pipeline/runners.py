@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from treeagent.environment import prefect_environment
+from treeagent.pipeline.environment import prefect_environment
 
 
 class RunnerError(ValueError):

@@ -1,5 +1,5 @@
 """``treeagent sections --on-error fallback``: a document that does not parse, or whose
-format cannot be told, printed as plain-text sections (:mod:`treeagent.text_split`) after
+format cannot be told, printed as plain-text sections (:mod:`treeagent.algorithm.text_split`) after
 one ``warning:`` line naming it (docs/library.md "Conventions")."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import argparse
 import json
 import sys
 
-from treeagent.text_split import recursive_spans
-from treeagent.tokens import Tokenizer
+from treeagent.algorithm.text_split import recursive_spans
+from treeagent.tokenizers.tokens import Tokenizer
 
 
 def print_fallback(args: argparse.Namespace, name: str, fmt: str | None,

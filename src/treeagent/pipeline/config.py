@@ -5,10 +5,10 @@ indirection), so DVC sees exactly the values a stage reads and ``dvc exp run -S
 key=value`` works on any key. A preset is a full parameter set; ``params.yaml`` ships as
 the ``demo`` preset (the embedded default) and switches with::
 
-    python -m treeagent.config write --preset paper -o params.yaml   # then: dvc repro
-    python -m treeagent.config write --preset demo -S build.per_cell=2 -o params.yaml
-    python -m treeagent.config check [params.yaml]                    # validate, exit 2 on error
-    python -m treeagent.config set agents.memagent.revision=abc123    # keeps comments
+    python -m treeagent.pipeline.config write --preset paper -o params.yaml   # then: dvc repro
+    python -m treeagent.pipeline.config write --preset demo -S build.per_cell=2 -o params.yaml
+    python -m treeagent.pipeline.config check [params.yaml]                    # validate, exit 2 on error
+    python -m treeagent.pipeline.config set agents.memagent.revision=abc123    # keeps comments
 
 Validation (:func:`validate`) rejects unknown keys, wrong types and impossible values
 with one message per problem naming the dotted key, e.g.
@@ -43,9 +43,9 @@ scheduler at ``runner.address``). The runner never changes an output, so it is n
 DVC parameter of any stage."""
 DEFAULT_PATH = Path("params.yaml")
 SEARCH_RULE = "[C, 2C-1]"
-"""The budget search range of A.2 / C.2, fixed by the paper (``treeagent.budget``)."""
+"""The budget search range of A.2 / C.2, fixed by the paper (``treeagent.algorithm.budget``)."""
 RETRIEVAL = {"k": 4, "span_tokens": 96}
-"""Span retrieval limits of C.2, fixed by the paper (``treeagent.retrieval``)."""
+"""Span retrieval limits of C.2, fixed by the paper (``treeagent.algorithm.retrieval``)."""
 
 
 def _builtin(kind: registry.Registry[Any]) -> list[str]:
@@ -399,7 +399,7 @@ def validate(data: Any, source: str = "params") -> Params:
         for k, v in RETRIEVAL.items():
             if r.get(k) != v:
                 c.fail(f"retrieval.{k}", f"{r.get(k)!r}: span retrieval (C.2) is fixed at "
-                                         f"k=4 spans of <= 96 tokens (treeagent.retrieval)")
+                                         f"k=4 spans of <= 96 tokens (treeagent.algorithm.retrieval)")
 
     e = data.get("engine")
     if e is not None and c.keys("engine", e, ("name", "options")):
@@ -513,7 +513,7 @@ def load(path: str | os.PathLike[str] = DEFAULT_PATH) -> Params:
     try:
         data = _load_unique(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ParamsError(["no such file (create it: python -m treeagent.config write "
+        raise ParamsError(["no such file (create it: python -m treeagent.pipeline.config write "
                            "--preset demo -o params.yaml)"], str(p)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -553,7 +553,7 @@ def dump(data: Mapping[str, Any]) -> str:
     import yaml
 
     header = (f"# treeagent pipeline parameters (preset: {data.get('preset')}); every key is "
-              "described in docs/pipeline.md.\n# Regenerate: python -m treeagent.config write "
+              "described in docs/pipeline.md.\n# Regenerate: python -m treeagent.pipeline.config write "
               f"--preset {data.get('preset')} -o params.yaml\n")
     return header + yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=None,
                                    width=100)
@@ -581,8 +581,8 @@ def set_values(path: str | os.PathLike[str], assignments: Mapping[str, Any]) -> 
 
 # --------------------------------------------------------------------------- CLI
 
-def main(argv: list[str] | None = None, prog: str = "python -m treeagent.config") -> int:
-    """``treeagent config check|show|write|set`` (also ``python -m treeagent.config``)."""
+def main(argv: list[str] | None = None, prog: str = "python -m treeagent.pipeline.config") -> int:
+    """``treeagent config check|show|write|set`` (also ``python -m treeagent.pipeline.config``)."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0].replace("``", ""))
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("check", help="validate a params file")

@@ -37,8 +37,8 @@ def _fail(message: str, status: int = 2) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from treeagent import config
     from treeagent.llm import serve
+    from treeagent.pipeline import config
 
     if not args.start_timeout > 0:
         return _fail("--start-timeout must be positive seconds")

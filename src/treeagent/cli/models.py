@@ -33,8 +33,8 @@ def run_lock(args: argparse.Namespace) -> int:
 
 def lock(params_path: str, output: str = "models.lock", *, allow_moving: bool = False) -> int:
     """Write the lock for ``params_path``; print one line per agent; exit status."""
-    from treeagent import config
     from treeagent.llm.lock import LockError, lock_entries, write_lock
+    from treeagent.pipeline import config
 
     try:
         params = config.load(params_path)

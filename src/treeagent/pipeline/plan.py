@@ -18,7 +18,7 @@ agent x method x format x length:
 * time: GPU-hours at a throughput the user gives (prompt and output tokens/s per GPU)
   or measures (:func:`measure`), from the upper bounds: ``input / prompt_rate +
   output / output_rate``; the wall clock under the pipeline's sharding from each
-  example's bounds (:mod:`treeagent.plan_wall`).
+  example's bounds (:mod:`treeagent.pipeline.plan_wall`).
 
 Each agent's cost model sits beside its workflow in its module, named by its record
 (:attr:`treeagent.agents.common.Agent.cost_model`), over the per-call arithmetic they
@@ -159,7 +159,7 @@ def _as_method(doc: Document, method: str) -> Document:
 
 def plan_params(params: Any, validated: str | Path = "validated",
                 tokenizer: str | None = None) -> tuple[list[Row], list[AgentSetup]]:
-    """Plan rows for ``params`` (a :class:`treeagent.config.Params`) over the grid in
+    """Plan rows for ``params`` (a :class:`treeagent.pipeline.config.Params`) over the grid in
     ``validated``: every ``evaluate.agents`` x ``evaluate.methods`` x built format."""
     from treeagent.agents.setup import from_params
 
@@ -188,7 +188,7 @@ def document(rows: Sequence[Row], setups: Sequence[AgentSetup],
              throughput: Throughput | None, gpus: int = 1,
              wall: dict[str, Any] | None = None) -> dict[str, Any]:
     """The plan as written to ``reports/plan.json`` (schema: :data:`ROW_KEYS` rows);
-    ``wall``: the wall-clock estimate (:func:`treeagent.plan_wall.estimate`), whose total
+    ``wall``: the wall-clock estimate (:func:`treeagent.pipeline.plan_wall.estimate`), whose total
     becomes ``totals.wall_hours``."""
     out_rows = [r.as_dict(throughput) for r in rows]
     total = Cost()
@@ -263,9 +263,9 @@ def table(plan: dict[str, Any]) -> str:
 
 
 def wall_lines(wall: dict[str, Any]) -> list[str]:
-    """The wall-clock estimate (:mod:`treeagent.plan_wall`) as printed under the table:
+    """The wall-clock estimate (:mod:`treeagent.pipeline.plan_wall`) as printed under the table:
     the rates with their sources, the layout, the times."""
-    from treeagent.plan_wall import DEFAULT_BASIS, DEFAULT_SOURCE
+    from treeagent.pipeline.plan_wall import DEFAULT_BASIS, DEFAULT_SOURCE
 
     r, lay = wall["rates"], wall["layout"]
     out = ["Rates assumed:"]

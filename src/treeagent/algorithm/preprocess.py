@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from treeagent import budget as budget_search
-from treeagent import formats, links
-from treeagent.sectioning import Section, Sectioner, count, flat, flat_count
-from treeagent.tokens import TokenIndex, Tokenizer
-from treeagent.tree import Tree
+from treeagent import formats
+from treeagent.algorithm import budget as budget_search
+from treeagent.algorithm import links
+from treeagent.algorithm.sectioning import Section, Sectioner, count, flat, flat_count
+from treeagent.algorithm.tree import Tree
+from treeagent.tokenizers.tokens import TokenIndex, Tokenizer
 
 
 @dataclass
@@ -45,7 +46,7 @@ def section_tree(
     top: int | None = None,
 ) -> Sectioned:
     """Sections of ``tree`` at B* (or at C when ``search`` is off); ``top`` replaces
-    2C-1 as the top of the search range (:func:`treeagent.budget.search`)."""
+    2C-1 as the top of the search range (:func:`treeagent.algorithm.budget.search`)."""
     if base_budget < 1:
         raise ValueError("the base budget C must be a positive number of tokens")
     index = TokenIndex(tree.text, tokenizer)

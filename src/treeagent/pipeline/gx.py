@@ -5,7 +5,7 @@
 ``reports/validation/<gate>.json`` (pass or fail; run-dependent ids and times removed
 so reruns write identical bytes) and raises :class:`GateError` naming each failed
 expectation. Great Expectations is imported lazily (2-4 s). The gates' suites are
-defined with what they check: :mod:`treeagent.gates` (raw, evidence, scores) and
+defined with what they check: :mod:`treeagent.pipeline.gates` (raw, evidence, scores) and
 :mod:`treeagent.bench.examples_gate` (examples).
 """
 

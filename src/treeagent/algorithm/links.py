@@ -5,8 +5,8 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from treeagent.sectioning import Section
-from treeagent.tree import Node, Tree
+from treeagent.algorithm.sectioning import Section
+from treeagent.algorithm.tree import Node, Tree
 
 
 class SectionLocator:

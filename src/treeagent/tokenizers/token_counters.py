@@ -1,7 +1,7 @@
 """A tokenizer given by name, object or callable (chonkie's convention) as a
-:class:`treeagent.tokens.Tokenizer`.
+:class:`treeagent.tokenizers.tokens.Tokenizer`.
 
-* a name or folder: :func:`treeagent.tokens.load`;
+* a name or folder: :func:`treeagent.tokenizers.tokens.load`;
 * an object that already follows the protocol (``count`` and ``token_starts``);
 * a ``tiktoken.Encoding``;
 * a ``tokenizers.Tokenizer`` or a ``transformers`` fast tokenizer (its
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from treeagent import tokens
+from treeagent.tokenizers import tokens
 
 _WORD = re.compile(r"\s*\S+|\s+")
 

@@ -58,9 +58,10 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from treeagent import formats, tokens
-    from treeagent.preprocess import section_tree
-    from treeagent.tree import ParseError
+    from treeagent import formats
+    from treeagent.algorithm.preprocess import section_tree
+    from treeagent.algorithm.tree import ParseError
+    from treeagent.tokenizers import tokens
 
     name = "<stdin>" if args.file == "-" else args.file
     problem: str | None = None  # why the document is sectioned as plain text (fallback)
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         if args.on_error != "fallback":
             return _fail(problem)
     if problem is not None:
-        from treeagent.cli_fallback import print_fallback
+        from treeagent.cli.fallback import print_fallback
 
         return print_fallback(args, name, fmt, tokenizer, text, problem)
     result = section_tree(tree, tokenizer, args.budget, search=not args.no_search)

@@ -17,7 +17,7 @@ flight; at most
   ``max(longest chain, sum of chains / concurrency)``;
 * workers: the shards' chain bounds spread over ``runner.workers``.
 
-Tokens are the plan's upper bounds per example (:mod:`treeagent.plan`); the bounds on
+Tokens are the plan's upper bounds per example (:mod:`treeagent.pipeline.plan`); the bounds on
 scheduling assume perfect batching and no per-call overhead. Stages of one agent run one
 after another; ``dvc repro`` runs every evaluate stage one at a time, while agents on
 their own GPUs can run at once (``total_hours`` vs ``parallel_hours``).
@@ -171,7 +171,7 @@ def estimate(stages: Mapping[tuple[str, str], Sequence[ExampleCost]], lay: Layou
 
 def stage_costs(rows: Sequence[Any]) -> dict[tuple[str, str], list[ExampleCost]]:
     """Per (agent, method), the examples' costs in stage order, from plan rows that keep
-    their examples' costs (:attr:`treeagent.plan.Row.example_costs`)."""
+    their examples' costs (:attr:`treeagent.pipeline.plan.Row.example_costs`)."""
     found: dict[tuple[str, str], list[tuple[int, ExampleCost]]] = {}
     for row in rows:
         found.setdefault((row.agent, row.method), []).extend(
@@ -186,7 +186,7 @@ def from_params(params: Any, rows: Sequence[Any], throughput: Any = None,
     """The estimate for plan ``rows`` under ``params``' sharding (``evaluate.shards``,
     ``.concurrency``, ``runner.workers``) and serving (``serve.replicas`` x
     ``.tensor_parallel`` per agent when ``serve.enabled``; else ``gpus``, default 1, spread
-    over the agents), at ``throughput``'s rates (a :class:`treeagent.plan.Throughput`)
+    over the agents), at ``throughput``'s rates (a :class:`treeagent.pipeline.plan.Throughput`)
     and ``sequence_tps`` and ``call_seconds``, defaults where missing; and the GPUs it
     uses."""
     tp = throughput

@@ -1,0 +1,1 @@
+"""The ``treeagent`` command line: one module per subcommand, ``main`` dispatches."""
