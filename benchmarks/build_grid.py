@@ -1,5 +1,5 @@
 """Build the paper grid (4 formats x 8 tasks x 8 lengths x 50 = 12,800 examples) from the
-mirror and print wall time, peak memory, bytes on disk, counts and shortfalls (issue 4.8).
+mirror and print wall time, peak memory, bytes on disk, counts and shortfalls.
 
     python benchmarks/build_grid.py [--mirror ../shared/sources] [--raw raw] [--out validated]
         [--formats json html yaml javascript] [--lengths 8K ... 1M] [--per-cell 50]

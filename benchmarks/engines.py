@@ -1,4 +1,4 @@
-"""Engine benchmark (issue 21 item 3): the same fixed MemAgent calls on any engine.
+"""Engine benchmark: the same fixed MemAgent calls on any engine.
 
 ``--programs`` MemAgent-shaped programs of ``--steps`` memory calls each (default 64 x 4
 = 256 calls), every prompt the packaged ``memagent_memory`` template with a distinct
@@ -14,7 +14,7 @@ same run on the same prompts:
 * openai / vllm: ``engine.generate`` driven by ``--concurrency`` plain coroutines.
 
 The ratio scheduler / raw is the share of the engine's own rate that the scheduler
-delivers (issue 21 goal on a GPU: >= 0.70).
+delivers (goal on a GPU: >= 0.70).
 
     # CPU here (small):
     .venv/bin/python benchmarks/engines.py --small

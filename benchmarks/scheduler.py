@@ -1,4 +1,4 @@
-"""Scheduler benchmark (issue 3 item 8).
+"""Scheduler benchmark.
 
 1. Overhead: 256 examples x 10 sections (one memory call per section, each prompt built
    from the previous reply) at 64 in flight, against the loopback OpenAI-compatible TEST

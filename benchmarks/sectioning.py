@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 import tracemalloc
@@ -24,7 +25,7 @@ from treeagent.algorithm.preprocess import section_tree
 from treeagent.formats import javascript
 from treeagent.tokenizers import tokens
 
-ROOTS = [Path(__file__).resolve().parents[2] / "shared" / "sources", Path("/work/shared/sources")]
+ROOTS = [Path(os.environ.get("TREEAGENT_MIRROR", "mirror"))]  # the real sources' mirror
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "treeagent" / "samples"
 SAMPLE = SAMPLES / "usgs_events.json"
 JS_SAMPLES = SAMPLES / "bench" / "javascript"

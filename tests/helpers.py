@@ -11,11 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-SOURCES = next(
-    (p for p in (Path(__file__).resolve().parents[2] / "shared" / "sources",
-                 Path("/work/shared/sources")) if p.is_dir()),
-    None,
-)
+SOURCES = (Path(os.environ["TREEAGENT_MIRROR"])  # a mirror of the real sources, if any
+           if os.environ.get("TREEAGENT_MIRROR") else None)
 
 
 class CharTokenizer:

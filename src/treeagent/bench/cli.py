@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--mode", choices=["live", "mirror", "sample"],
                    help="where acquisition reads: live APIs (network), a local mirror, or "
                         "the samples shipped in the package (default: the preset's)")
-    b.add_argument("--mirror", help="mirror folder laid out like shared/sources")
+    b.add_argument("--mirror", help="mirror folder: <format>/<folder>/... with each folder's "
+                   "<folder>.manifest.json (default: $TREEAGENT_MIRROR)")
     b.add_argument("--raw", default="raw", help="raw/ folder (acquire writes it)")
     b.add_argument("--no-acquire", action="store_true", help="use raw/ as it is")
     b.add_argument("--js-repo", action="append", default=[], metavar="NAME=PATH",
@@ -87,10 +89,8 @@ def _fail(message: str) -> int:
 
 
 def _default_mirror() -> str | None:
-    for cand in (Path.cwd().parent / "shared" / "sources", Path("/work/shared/sources")):
-        if cand.is_dir():
-            return str(cand)
-    return None
+    """The mirror folder named by ``$TREEAGENT_MIRROR`` (mirror mode without --mirror)."""
+    return os.environ.get("TREEAGENT_MIRROR") or None
 
 
 def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
