@@ -149,13 +149,13 @@ def test_malformed_payloads_are_quarantined_with_reasons(tmp_path):
     assert len(list(S.units("json", raw_dir=raw))) == 1
 
 
-# ------------------------------------------------------------------ mirror (shared/sources)
+# ------------------------------------------------------------------ mirror ($TREEAGENT_MIRROR)
 
 
 @pytest.fixture(scope="module")
 def mirror_raw(sources, tmp_path_factory):
     if sources is None:
-        pytest.skip("shared/sources is absent")
+        pytest.skip("no mirror of the real sources (set $TREEAGENT_MIRROR)")
     raw = tmp_path_factory.mktemp("mirror") / "raw"
     return raw, S.acquire("mirror", formats=["json", "yaml", "html"], raw_dir=raw,
                           mirror_dir=sources, progress=False)

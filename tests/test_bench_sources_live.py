@@ -1,6 +1,6 @@
 """Live adapters against recorded responses (httpx MockTransport): paging, retries on
 429/5xx with backoff, API keys from the environment never written to raw/ or the
-manifest. Responses are real recordings (package samples, or shared/sources when
+manifest. Responses are real recordings (package samples, or the mirror in $TREEAGENT_MIRROR when
 present) except the labelled constructed ones in tests/fixtures/recorded/."""
 
 from __future__ import annotations
@@ -205,12 +205,12 @@ def test_html_has_no_live_api_and_says_so(tmp_path):
     assert "no live API" in m["missing"][0]["reason"]
 
 
-# ------------------------------------------------------------------ with shared/sources
+# ------------------------------------------------------------------ with a mirror ($TREEAGENT_MIRROR)
 
 
 def test_crossref_deep_paging_with_next_cursor(tmp_path, sources):
     if sources is None:
-        pytest.skip("shared/sources is absent")
+        pytest.skip("no mirror of the real sources (set $TREEAGENT_MIRROR)")
     chain = [sources / f"json/crossref/habanero__test_workscontainer_with_cursor__{i}.json"
              for i in range(4)]
     cursors = []
@@ -227,7 +227,7 @@ def test_crossref_deep_paging_with_next_cursor(tmp_path, sources):
 
 def test_gbif_offset_paging(tmp_path, sources):
     if sources is None:
-        pytest.skip("shared/sources is absent")
+        pytest.skip("no mirror of the real sources (set $TREEAGENT_MIRROR)")
     pages = [sources / "json/gbif/pygbif__test_search_identified_by_id__0.json",
              sources / "json/gbif/pygbif__test_search_recorded_by_id__0.json"]
     offsets = []

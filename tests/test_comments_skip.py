@@ -52,7 +52,7 @@ def test_comment_marks_are_found():
 
 def test_yaml_corpus_documents_without_comment_marks(sources):
     if sources is None:
-        pytest.skip("no shared/sources")
+        pytest.skip("no mirror of the real sources (set $TREEAGENT_MIRROR)")
     files = sorted((sources / "yaml" / "apis-guru-openapi-directory").rglob("*.yaml"))[:40]
     checked = 0
     for f in files:

@@ -10,15 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import SOURCES
 from treeagent.algorithm.tree import Node, ParseError, Tree
 from treeagent.formats import detect, safe_cut
 from treeagent.formats import html as H
 
-_HTML_ROOTS = (
-    Path(__file__).resolve().parents[2] / "shared" / "sources" / "html",
-    Path("/work/shared/sources/html"),
-)
-HTML_SOURCES = next((p for p in _HTML_ROOTS if p.is_dir()), None)
+HTML_SOURCES = SOURCES / "html" if SOURCES is not None and (SOURCES / "html").is_dir() else None
 
 # Independent of the parser: what tag markup (start/end tags) may look like.
 # (HTML5: a quote delimits a value only right after '=', elsewhere it is a name character)
@@ -512,7 +509,7 @@ def _pages() -> list[Path]:
     return sorted(p for p in HTML_SOURCES.rglob("*") if p.suffix.lower() in (".html", ".htm"))
 
 
-@pytest.mark.skipif(HTML_SOURCES is None, reason="shared HTML sources not present")
+@pytest.mark.skipif(HTML_SOURCES is None, reason="no mirror of the real sources (set $TREEAGENT_MIRROR)")
 def test_every_source_page_parses_with_invariants():
     pages = _pages()
     assert pages
@@ -525,7 +522,7 @@ def test_every_source_page_parses_with_invariants():
         assert any(n.label in ("body", "div", "table") for n in elements), page
 
 
-@pytest.mark.skipif(HTML_SOURCES is None, reason="shared HTML sources not present")
+@pytest.mark.skipif(HTML_SOURCES is None, reason="no mirror of the real sources (set $TREEAGENT_MIRROR)")
 def test_real_page_structure_spot_checks():
     page = HTML_SOURCES / "mozilla-readability-test-pages" / "wikipedia-2.html"
     if not page.is_file():
@@ -550,7 +547,7 @@ def _ancestors(node: Node):
         p = p.parent
 
 
-@pytest.mark.skipif(HTML_SOURCES is None, reason="shared HTML sources not present")
+@pytest.mark.skipif(HTML_SOURCES is None, reason="no mirror of the real sources (set $TREEAGENT_MIRROR)")
 def test_parse_speed_on_4mb():
     parts: list[str] = []
     size = 0
@@ -593,7 +590,7 @@ def test_oversized_script_is_one_atomic_section_between_flushed_groups(qwen3) ->
     assert sum(s.tokens > result.budget and not s.atomic for s in result.sections) == 0
 
 
-@pytest.mark.skipif(HTML_SOURCES is None, reason="shared HTML sources absent")
+@pytest.mark.skipif(HTML_SOURCES is None, reason="no mirror of the real sources (set $TREEAGENT_MIRROR)")
 def test_real_pages_exceed_the_budget_only_with_atomic_leaves(qwen3) -> None:
     from treeagent.algorithm.preprocess import section_text
 

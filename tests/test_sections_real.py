@@ -53,7 +53,7 @@ def test_generated_json(qwen3, value, c, indent):
 
 def test_real_json_sources(qwen3, sources):
     if sources is None:
-        pytest.skip("shared/sources not present")
+        pytest.skip("no mirror of the real sources (set $TREEAGENT_MIRROR)")
     for name in ("usgs/libcomcat__dataframes_association__3.json",
                  "gbif", "nvd", "clinicaltrials", "crossref"):
         path = sources / "json" / name

@@ -14,14 +14,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import SOURCES
 from treeagent.algorithm.tree import Node, ParseError, Tree
 from treeagent.formats import yaml_format
 from treeagent.formats.yaml_format import parse, safe_cut
 
-_SOURCES = [
-    Path(__file__).resolve().parents[2] / "shared" / "sources",
-    Path("/work/shared/sources"),
-]
+_SOURCES = [SOURCES] if SOURCES is not None else []  # a mirror of the real sources
 OPENAPI = next(
     (p / "yaml" / "apis-guru-openapi-directory" for p in _SOURCES
      if (p / "yaml" / "apis-guru-openapi-directory").is_dir()),
