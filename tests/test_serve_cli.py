@@ -67,9 +67,15 @@ def test_foreground_run_prints_urls_and_stops_on_signals(tmp_path):
         record.unlink(missing_ok=True)
         first = free_ports(8)
         params = write_params(tmp_path / "params.yaml", port=first)
-        proc = subprocess.Popen([sys.executable, "-m", "treeagent", "serve", "--params",
-                                 str(params), "--start-timeout", "60"], env=env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # as from a terminal: SIGINT at its default even where the suite itself was started
+        # with SIGINT ignored (a background job of a script), which a child would inherit
+        interactive = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "treeagent", "serve", "--params",
+                                     str(params), "--start-timeout", "60"], env=env,
+                                    text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        finally:
+            signal.signal(signal.SIGINT, interactive)
         assert proc.stdout is not None
         try:
             lines = [proc.stdout.readline() for _ in range(5)]
