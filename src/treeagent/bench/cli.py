@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from treeagent.paths import mirror_from_env
 from treeagent.pipeline.config import PRESETS, Params
 from treeagent.pipeline.config import preset as config_preset
 from treeagent.registry import FORMATS
@@ -90,7 +90,7 @@ def _fail(message: str) -> int:
 
 def _default_mirror() -> str | None:
     """The mirror folder named by ``$TREEAGENT_MIRROR`` (mirror mode without --mirror)."""
-    return os.environ.get("TREEAGENT_MIRROR") or None
+    return mirror_from_env()
 
 
 def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:

@@ -130,7 +130,7 @@ def _paper() -> dict[str, Any]:
         "preset": "paper",
         "acquire": {
             "mode": "mirror", "formats": _builtin(registry.FORMATS), "sources": None,
-            "mirror_dir": "../shared/sources",
+            "mirror_dir": None,  # null: $TREEAGENT_MIRROR
             "js_repos": {name: f"../js-repos/{name}" for name in
                          ("eslint", "webpack", "threejs", "plotly", "babel", "lodash")},
             "limit": None, "concurrency": 8,
@@ -346,9 +346,6 @@ def validate(data: Any, source: str = "params") -> Params:
                 isinstance(a["sources"], list) and all(isinstance(s, str) for s in a["sources"])):
             c.fail("acquire.sources", "expected null (all sources) or a list of source names")
         c.text("acquire.mirror_dir", a.get("mirror_dir"), optional=True)
-        if a.get("mode") == "mirror" and not a.get("mirror_dir"):
-            c.fail("acquire.mirror_dir", "mirror mode needs a folder laid out "
-                                         "<format>/<source>/...")
         repos = a.get("js_repos")
         if not isinstance(repos, Mapping):
             c.fail("acquire.js_repos", f"expected a mapping name -> path, got {_kind(repos)}")

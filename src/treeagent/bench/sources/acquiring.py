@@ -13,6 +13,7 @@ from typing import Any
 from treeagent.bench.sources import jsrepo
 from treeagent.bench.sources.raw import RawWriter, mirror_provenance
 from treeagent.bench.sources.registry import MODES, Source, sources_of
+from treeagent.paths import MIRROR_ENV, mirror_from_env
 
 
 def sample_root() -> Path:
@@ -58,7 +59,8 @@ def acquire(mode: str, *, formats: Iterable[str], sources: Iterable[str] | None 
     """Acquire payloads into ``raw/<format>/<source>/...`` and return the manifest.
 
     ``mode``: ``live`` (public APIs with paging, rate limits and retries; git at the
-    pinned commit for JS), ``mirror`` (a folder laid out like ``shared/sources``; for JS
+    pinned commit for JS), ``mirror`` (a local folder laid out ``<format>/<source>/...``, by default
+    ``$TREEAGENT_MIRROR``; for JS
     the local clones named in ``js_repos``) or ``sample`` (the package's samples).
     ``limit`` caps the payloads per source (live: pages). ``queries`` overrides live
     request parameters per source; ``client`` is an ``httpx.Client`` (tests pass one on a
@@ -77,8 +79,10 @@ def acquire(mode: str, *, formats: Iterable[str], sources: Iterable[str] | None 
         unknown = set(names) - {s.name for f in fmts for s in sources_of(f)}
         if unknown:
             raise ValueError(f"unknown sources for {fmts}: {', '.join(sorted(unknown))}")
+    mirror_dir = mirror_dir or mirror_from_env()
     if mode == "mirror" and mirror_dir is None and any(s.format != "javascript" for s in chosen):
-        raise ValueError("mirror mode needs mirror_dir (a folder laid out like shared/sources)")
+        raise ValueError("mirror mode needs a mirror folder laid out <format>/<source>/...: "
+                         f"set acquire.mirror_dir (--mirror) or ${MIRROR_ENV}")
     writer = RawWriter(raw_dir, mode)
     cache = Path(cache_dir) if cache_dir else Path(raw_dir).resolve().parent / ".cache" / "git"
     with _progress(progress) as bar:

@@ -1,7 +1,7 @@
 """Source groups of the four datasets (paper 4.1, B.1): where each lives and its license.
 
-A source is ``(format, name)``; ``mirror`` is its folder under a mirror laid out like
-``shared/sources`` (``<format>/<folder>/...``); ``sample`` its folder in the package's
+A source is ``(format, name)``; ``mirror`` is its folder under a local mirror of the real
+sources (``<format>/<folder>/...``); ``sample`` its folder in the package's
 ``samples/bench``; ``flags`` mark substitute groups (SWDE, readability and Wikipedia pages).
 
 Each source also declares the words its questions use: ``fields`` a glossary
