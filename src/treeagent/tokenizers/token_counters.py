@@ -24,23 +24,17 @@ from treeagent.tokenizers import tokens
 _WORD = re.compile(r"\s*\S+|\s+")
 
 
-class EncodingTokenizer:
-    """A ``tiktoken.Encoding`` object (ordinary text: special-token text is counted as
-    text, as ``encode_ordinary`` does)."""
+class EncodingTokenizer(tokens.TiktokenTokenizer):
+    """A ``tiktoken.Encoding`` object: the named encodings' counting (ordinary text:
+    special-token text is counted as text, as ``encode_ordinary`` does), with token
+    starts from one whole-text encode, since an arbitrary encoding's pattern may join
+    tokens across line ends (the named encodings are cut per line)."""
 
-    def __init__(self, encoding: Any) -> None:
+    def __init__(self, encoding: Any) -> None:  # an encoding object: nothing to load
         self.name = encoding.name
         self.digit_safe = False
+        self.line_safe = False
         self._enc = encoding
-
-    def encode(self, text: str) -> list[int]:
-        return self._enc.encode_ordinary(text)
-
-    def count(self, text: str) -> int:
-        return len(self._enc.encode_ordinary(text))
-
-    def count_batch(self, texts: list[str]) -> list[int]:
-        return [len(ids) for ids in self._enc.encode_ordinary_batch(texts)]
 
     def token_starts(self, text: str) -> np.ndarray:
         if not text:
@@ -53,9 +47,8 @@ class EncodingTokenizer:
             np.cumsum(lens[:-1], out=starts[1:])
         return tokens._char_starts(text, starts)
 
-    def truncate(self, text: str, n: int) -> str:
-        starts = self.token_starts(text)
-        return text if len(starts) <= n else text[: int(starts[n])] if n > 0 else ""
+    def line_safe_for(self, text: str) -> bool:
+        return False
 
 
 class CallableTokenizer:
