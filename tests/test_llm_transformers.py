@@ -171,8 +171,9 @@ def test_cpu_defaults_and_a_device_free_revision() -> None:
     assert (fp32.device, fp32.dtype, fp32.max_batch, fp32.attention) == (
         "cpu", "float32", 8, "sdpa")
     assert bf16.max_batch == 3
-    # the revision is the weights' hash: no device or dtype in any cache key
-    assert fp32.revision == bf16.revision == model_revision(resolve_model("smollm2"))
+    # the revision is the weights' hash, no device in it; a dtype other than fp32 is named
+    assert fp32.revision == model_revision(resolve_model("smollm2"))
+    assert bf16.revision == fp32.revision + "-bf16"
     assert make_engine("transformers", revision="run-b").revision == "run-b"
 
 

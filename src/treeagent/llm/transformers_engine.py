@@ -5,7 +5,9 @@ package.
 Device (``device="auto"``): the first CUDA device when torch sees one, else the CPU;
 ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` pick one, and asking for a CUDA device torch
 cannot see is an error naming it. Defaults follow the device: bf16 weights and batches
-of 64 on a GPU, fp32 and batches of 8 on the CPU; attention is FlashAttention-2 when the
+of 64 on a GPU, fp32 and batches of 8 on the CPU. ``dtype="auto"``: bf16 on a GPU and on
+a CPU with bf16 matrix units (AMX or avx512_bf16), fp32 on other CPUs (where bf16 is
+emulated and slower than fp32). Attention is FlashAttention-2 when the
 ``flash_attn`` package is there (GPU, bf16/fp16), else PyTorch SDPA. A batch that runs
 out of GPU memory is split in halves and ``max_batch`` lowered to what fitted.
 
@@ -14,8 +16,10 @@ left padding, in one worker thread so the event loop stays free. Requests that a
 while a batch runs wait in a queue and go together into the next batch, so the
 scheduler's many small dispatches become full batches (give it at least ``2 *
 max_batch`` examples in flight). The revision (part of every cache key) is the weights'
-content hash: it depends on neither the device nor the dtype (docs/pipeline.md says when
-bf16 changes greedy replies); pass ``revision=`` to keep runs apart.
+content hash (or the ``revision=`` given) with the dtype the weights compute in appended
+when it is not fp32 (``-bf16``, ``-fp16``): greedy replies in bf16 can differ from fp32
+ones (docs/performance.md, "Demo time"), so cached calls of different dtypes never mix;
+the device is not in it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from treeagent.llm.base import Request, Response, Sampling
-from treeagent.llm.models import load_model, load_tokenizer, model_revision, resolve_model
+from treeagent.llm.models import (
+    UNVERSIONED,
+    load_model,
+    load_tokenizer,
+    model_revision,
+    resolve_model,
+)
 
 DEFAULT_SEED = 42
 CPU_MAX_BATCH = 8
@@ -67,9 +77,52 @@ def select_device(device: str = "auto") -> str:
     return f"cuda:{index}"
 
 
+DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16",
+          "bf16": "bfloat16", "float16": "float16", "fp16": "float16"}
+REVISION_SUFFIXES = {"float32": "", "bfloat16": "-bf16", "float16": "-fp16"}
+
+
 def default_dtype(device: str) -> str:
     """bf16 on a GPU, fp32 on the CPU."""
     return "float32" if device == "cpu" else "bfloat16"
+
+
+def cpu_has_bf16_units() -> bool:
+    """Whether this CPU multiplies bf16 in hardware (AMX tiles or avx512_bf16), as torch
+    sees it; elsewhere bf16 matrix products are emulated and slower than fp32."""
+    import torch
+
+    checks = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    try:
+        return any(bool(getattr(torch.cpu, name)()) for name in checks
+                   if hasattr(torch.cpu, name))
+    except RuntimeError:
+        return False
+
+
+def select_dtype(dtype: str | None, device: str, bf16_units: bool | None = None) -> str:
+    """``float32``, ``bfloat16`` or ``float16`` for a dtype option: None is the device's
+    default (:func:`default_dtype`); ``auto`` is bf16 on a GPU and on a CPU with bf16
+    units (``bf16_units``; None: :func:`cpu_has_bf16_units`), else fp32; ``fp32``,
+    ``bf16`` and ``fp16`` are accepted for the full names."""
+    if dtype is None:
+        return default_dtype(device)
+    spec = str(dtype).strip().lower()
+    if spec == "auto":
+        if device != "cpu":
+            return "bfloat16"
+        units = cpu_has_bf16_units() if bf16_units is None else bf16_units
+        return "bfloat16" if units else "float32"
+    if spec not in DTYPES:
+        raise ValueError(f"dtype {dtype!r}: use auto, float32 (fp32), bfloat16 (bf16) "
+                         "or float16 (fp16)")
+    return DTYPES[spec]
+
+
+def dtype_revision(revision: str, dtype: str) -> str:
+    """The cache revision of weights computing in ``dtype``: ``revision`` for fp32, with
+    ``-bf16`` / ``-fp16`` appended otherwise."""
+    return revision + REVISION_SUFFIXES[dtype]
 
 
 def select_attention(attention: str, device: str, dtype: str) -> str:
@@ -116,11 +169,12 @@ class TransformersEngine:
         self.source = resolve_model(model, revision)  # a hub name loads at ``revision``
         self.model = self.source.model_id
         self.device = select_device(device)
-        self.dtype = dtype or default_dtype(self.device)
+        self.dtype = select_dtype(dtype, self.device)
         self.attention = select_attention(attention, self.device, self.dtype)
-        # the weights' content hash: the same on every device and dtype (module docstring)
+        # the weights' content hash, the dtype appended unless fp32 (module docstring)
         # (a hub name: its pinned commit, else unversioned: a label is no revision)
-        self.revision = (revision if self.source.local else None) or model_revision(self.source)
+        base = (revision if self.source.local else None) or model_revision(self.source)
+        self.revision = base if base == UNVERSIONED else dtype_revision(base, self.dtype)
         gpu = self.device != "cpu"
         self.max_batch = int(max_batch or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH))
         if self.max_batch < 1:
