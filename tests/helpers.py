@@ -1,16 +1,32 @@
 """Shared test helpers: the source mirror, a character-level tokenizer test double, strict
-value equality, and stopping a process group a test started."""
+value equality, stopping a process group a test started, a scripted raw-bytes HTTP server,
+a temporary git + DVC copy of the pipeline, and a ``prefect server start`` of a test's own."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
 import os
+import re
+import shutil
 import signal
+import socket
+import ssl
 import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from loopback_server import LoopbackOpenAI
+
+ROOT = Path(__file__).resolve().parent.parent  # the checkout
+BIN = Path(sys.executable).parent  # this environment's python, dvc and prefect
 SOURCES = (Path(os.environ["TREEAGENT_MIRROR"])  # a mirror of the real sources, if any
            if os.environ.get("TREEAGENT_MIRROR") else None)
 
@@ -63,3 +79,181 @@ def stop_group(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+
+# -- a scripted raw-bytes HTTP server --------------------------------------------------
+# A script gets (request number on this server, request number on this connection) and
+# returns the raw bytes to send back, and whether to close the connection afterwards.
+Script = Callable[[int, int], tuple[bytes, bool]]
+
+
+class RawServer(LoopbackOpenAI):
+    """A TEST DOUBLE speaking raw bytes (the loopback server's thread and lifecycle, its
+    own handler), over TLS given ``ssl_context``: reads one HTTP request (Content-Length
+    body), records its head, writes whatever the script says. Started on construction."""
+
+    def __init__(self, script: Script, ssl_context: ssl.SSLContext | None = None) -> None:
+        super().__init__(ssl_context=ssl_context)
+        self.script = script
+        self.requests = 0
+        self.connections = 0
+        self.heads: list[str] = []
+        self.start()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        on_conn = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.heads.append(head.decode("latin-1"))
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length"))  # fmt: skip
+                await reader.readexactly(length)
+                self.requests += 1
+                on_conn += 1
+                data, close = self.script(self.requests, on_conn)
+                writer.write(data)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError,
+                asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.url}/chat/completions"
+
+
+def reply(payload: bytes, *headers: str, status: str = "200 OK") -> bytes:
+    """One raw HTTP/1.1 response: status line, ``headers``, ``payload``."""
+    head = "".join(f"{h}\r\n" for h in headers)
+    return f"HTTP/1.1 {status}\r\n{head}\r\n".encode() + payload
+
+
+def chunked(payload: bytes, size: int = 7) -> bytes:
+    """``payload`` in chunked transfer encoding, ``size`` bytes a chunk."""
+    parts = [payload[i : i + size] for i in range(0, len(payload), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+# -- the pipeline in a temporary git + DVC project --------------------------------------
+PIPELINE_CODE = ("flows", "src/treeagent", "dvc.yaml", ".dvcignore")
+PROJECT_GITIGNORE = ("/raw/\n/validated/\n/runs/\n/reports/\n/.cache/\n/.prefect-home/\n"
+                     "__pycache__/\n")
+
+
+def pipeline_env(home: Path, drop: tuple[str, ...] = ("PREFECT_API",)) -> dict[str, str]:
+    """This process's environment without the variables starting with ``drop``, for the
+    pipeline's commands: this environment's binaries first, Prefect's home under ``home``,
+    no analytics, a git identity."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update({"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "DVC_NO_ANALYTICS": "1",
+                "PREFECT_HOME": str(home / ".prefect-home"), "DO_NOT_TRACK": "1",
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONUNBUFFERED": "1",
+                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    return env
+
+
+def copy_code(dest: Path, names: tuple[str, ...] = PIPELINE_CODE) -> None:
+    """Copy the checkout's ``names`` (folders without bytecode) to ``dest``, replacing
+    what is there."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in names:
+        if (ROOT / name).is_dir():
+            shutil.rmtree(dest / name, ignore_errors=True)
+            shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+        else:
+            shutil.copy(ROOT / name, dest / name)
+
+
+class Project:
+    """A temporary project holding a copy of the pipeline's code: its commands run there
+    with :func:`pipeline_env`, output captured."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.env = pipeline_env(path)
+
+    @classmethod
+    def create(cls, path: Path, params: str) -> Project:
+        """The pipeline's code and ``params`` (params.yaml's text) in ``path``, with a
+        .gitignore for what the pipeline writes; :meth:`init` makes it a repository."""
+        path.mkdir(parents=True, exist_ok=True)
+        copy_code(path)
+        (path / "params.yaml").write_text(params)
+        (path / ".gitignore").write_text(PROJECT_GITIGNORE)
+        return cls(path)
+
+    def init(self, message: str) -> None:
+        """``git init`` + ``dvc init`` (analytics off), everything committed."""
+        self.run("git", "init", "-q")
+        self.dvc("init", "-q")
+        self.dvc("config", "core.analytics", "false")
+        self.run("git", "add", "-A")
+        self.run("git", "commit", "-qm", message)
+
+    def run(self, *cmd: str, check: bool = True, timeout: float = 1200
+            ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(cmd, cwd=self.path, env=self.env, text=True, timeout=timeout,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if check and proc.returncode:
+            raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
+                                 f"{proc.stdout[-6000:]}")
+        return proc
+
+    def dvc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run(str(BIN / "dvc"), *args, check=check)
+
+    def benchmark(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run(str(BIN / "python"), "flows/benchmark.py", *args, check=check)
+
+    def json(self, rel: str) -> Any:
+        return json.loads((self.path / rel).read_text())
+
+
+def ran(output: str) -> set[str]:
+    """Stages DVC ran, by its output."""
+    return set(re.findall(r"Running stage '([^']+)'", output))
+
+
+# -- a Prefect server of the test's own ---------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def prefect_healthy(api: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{api}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@contextmanager
+def prefect_server(env: dict[str, str], log: Path, timeout: float = 240) -> Iterator[str]:
+    """``prefect server start`` on a free loopback port (UI off, in its own process group,
+    output to ``log``); yields its API URL once ``/health`` answers, and stops the group
+    afterwards."""
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env={**env, "PREFECT_UI_ENABLED": "false"},
+                            stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not prefect_healthy(api):
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                f"prefect server start: not healthy\n{log.read_text()[-3000:]}"
+            time.sleep(0.2)
+        yield api
+    finally:
+        stop_group(proc)

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import collections
 import json
+import ssl
 import sys
 import threading
 from collections.abc import Callable
@@ -28,9 +29,11 @@ class LoopbackOpenAI:
     """Test double: asyncio HTTP/1.1 server (keep-alive) speaking ``/v1/chat/completions``."""
 
     def __init__(
-        self, latency: float = 0.0, faults: FaultPlan | None = None, log_path: str | None = None
+        self, latency: float = 0.0, faults: FaultPlan | None = None, log_path: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
+        self.ssl_context = ssl_context  # serve https with it
         self.faults = faults
         self.seen: list[str] = []  # prompts in arrival order (every attempt)
         self.arrivals: collections.Counter[str] = collections.Counter()
@@ -46,7 +49,8 @@ class LoopbackOpenAI:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        scheme = "https" if self.ssl_context else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     # -- HTTP -------------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -125,7 +129,8 @@ class LoopbackOpenAI:
 
     # -- lifecycle --------------------------------------------------------------------
     async def serve(self, port: int = 0) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port, backlog=1024)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port, backlog=1024,
+                                                  ssl=self.ssl_context)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def start(self) -> LoopbackOpenAI:

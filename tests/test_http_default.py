@@ -7,7 +7,6 @@ import asyncio
 import datetime
 import ipaddress
 import ssl
-import threading
 
 import pytest
 from cryptography import x509
@@ -15,6 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from helpers import RawServer, reply
 from treeagent.llm import http_clients, make_engine
 from treeagent.llm.http_clients import TRANSPORTS, default_client
 
@@ -81,58 +81,24 @@ def _certificate() -> tuple[bytes, bytes]:
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
 
-class TlsServer:
+def tls_server(cert: bytes, key: bytes, tmp_path) -> RawServer:
     """TEST DOUBLE: an https server on 127.0.0.1 answering every POST with one completion
-    (its own event loop in a thread); records the request heads it decrypted."""
-
-    def __init__(self, cert: bytes, key: bytes, tmp_path) -> None:
-        (tmp_path / "c.pem").write_bytes(cert)
-        (tmp_path / "k.pem").write_bytes(key)
-        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.ctx.load_cert_chain(tmp_path / "c.pem", tmp_path / "k.pem")
-        self.heads: list[str] = []
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
-        self.thread.start()
-        ready.wait(10)
-
-    def _run(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.server = self.loop.run_until_complete(
-            asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.ctx))
-        self.port = self.server.sockets[0].getsockname()[1]
-        ready.set()
-        self.loop.run_forever()
-
-    async def _handle(self, reader, writer) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                self.heads.append(head.decode("latin-1"))
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length"))  # fmt: skip
-                await reader.readexactly(length)
-                body = b'{"choices": [{"message": {"content": "over tls"}}]}'
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))  # fmt: skip
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
-            pass
-        finally:
-            writer.close()
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+    on a kept-alive connection; records the request heads it decrypted."""
+    (tmp_path / "c.pem").write_bytes(cert)
+    (tmp_path / "k.pem").write_bytes(key)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tmp_path / "c.pem", tmp_path / "k.pem")
+    body = b'{"choices": [{"message": {"content": "over tls"}}]}'
+    answer = reply(body, "Content-Type: application/json", f"Content-Length: {len(body)}")
+    return RawServer(lambda n, on_conn: (answer, False), ssl_context=ctx)
 
 
 @pytest.mark.parametrize("client", sorted(TRANSPORTS))
 def test_every_client_speaks_tls_and_verifies_the_certificate(tmp_path, monkeypatch,
                                                                no_proxy_env, client) -> None:
     cert, key = _certificate()
-    server = TlsServer(cert, key, tmp_path)
-    url = f"https://127.0.0.1:{server.port}/v1/chat/completions"
+    server = tls_server(cert, key, tmp_path)
+    url = server.endpoint
 
     async def post() -> tuple:
         t = TRANSPORTS[client](2, 5.0, 5.0)

@@ -5,69 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 
 import pytest
 
-from loopback_server import LoopbackOpenAI
+from helpers import RawServer, chunked, reply
 from treeagent.llm.http_clients import TRANSPORTS
 
 CLIENTS = sorted(TRANSPORTS)
 BODY = {"choices": [{"message": {"content": "héllo"}}]}
-
-# A script gets (request number on this server, request number on this connection) and
-# returns the raw bytes to send back, and whether to close the connection afterwards.
-Script = Callable[[int, int], tuple[bytes, bool]]
-
-
-class RawServer(LoopbackOpenAI):
-    """A TEST DOUBLE speaking raw bytes (the loopback server's thread and lifecycle, its
-    own handler): reads one HTTP request (Content-Length body), writes whatever the
-    script says. Started on construction."""
-
-    def __init__(self, script: Script) -> None:
-        super().__init__()
-        self.script = script
-        self.requests = 0
-        self.connections = 0
-        self.heads: list[str] = []
-        self.start()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        on_conn = 0
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                self.heads.append(head.decode("latin-1"))
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length"))  # fmt: skip
-                await reader.readexactly(length)
-                self.requests += 1
-                on_conn += 1
-                data, close = self.script(self.requests, on_conn)
-                writer.write(data)
-                await writer.drain()
-                if close:
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
-
-    @property
-    def endpoint(self) -> str:
-        return f"{self.url}/chat/completions"
-
-
-def reply(payload: bytes, *headers: str, status: str = "200 OK") -> bytes:
-    head = "".join(f"{h}\r\n" for h in headers)
-    return f"HTTP/1.1 {status}\r\n{head}\r\n".encode() + payload
-
-
-def chunked(payload: bytes, size: int = 7) -> bytes:
-    parts = [payload[i : i + size] for i in range(0, len(payload), size)]
-    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
 
 
 def post_all(client: str, url: str, n: int, headers: dict[str, str] | None = None) -> list:
