@@ -102,7 +102,8 @@ def _demo() -> dict[str, Any]:
         "retrieval": dict(RETRIEVAL),
         "engine": {
             "name": "transformers",
-            "options": {"dtype": "float32", "max_batch": 8},
+            # auto: bf16 where the CPU has AMX or avx512_bf16, else fp32 (docs/performance.md)
+            "options": {"dtype": "auto", "max_batch": 8},
         },
         "runner": {"name": "thread", "address": None, "workers": 1},
         "serve": {"enabled": False, "gpus": [], "replicas": 1, "tensor_parallel": 1,
