@@ -134,3 +134,48 @@ def test_no_question_states_its_own_answer():
     assert any(q.answer == "quarry blast" or "quarry blast" in q.answer
                for task in ("one_field", "two_fields", "four_fields")
                for q in _asked(other, task) if "event type" in q.question)
+
+
+def _results_table() -> str:
+    """A results table as Wikipedia writes one: a plural 'Notes' column holding one text
+    per row, a header kept as shown ('Joined MAC'), and a one-letter header ('d')."""
+    rows = [("Oslo", 2008, "Personal best", 4), ("Paris", 1977, "Wind-assisted", 2),
+            ("Rome", 2008, "Season best", 7), ("Athens", 1977, "Personal best", 3),
+            ("Zurich", 2008, "Meeting record", 9), ("Berlin", "1990 (charter)", "Season best", 5)]
+    return ("<table><tr><th>Venue</th><th>Joined MAC</th><th>Notes</th><th>d</th></tr>"
+            + "".join(f"<tr><td>{v}</td><td>{y}</td><td>{n}</td><td>{d}</td></tr>"
+                      for v, y, n, d in rows) + "</table>")
+
+
+_TASKS = ("one_field", "two_fields", "four_fields", "two_records", "four_records",
+          "conditional_count", "most_frequent", "numeric_extremum")
+
+
+def test_a_plural_field_asked_for_one_value_is_asked_in_the_singular():
+    # 'What are the notes of ...' asks for several values; a 'Notes' cell holds one
+    recs = records_from_text("html", "wikitables", _results_table(), unit_id="html/wikitables/a")
+    asked = [q for task in _TASKS for q in _asked(recs, task)]
+    notes = [q.question for q in asked if "otes" in q.question]
+    assert notes, "no question about the notes"
+    for t in notes:
+        assert not re.search(r"\bthe notes\b|\bnotes of\b", t), t
+        assert '"Notes" value' in t, t
+    one = [q.question for q in _asked(recs, "one_field") if "otes" in q.question]
+    assert one and all(t.startswith('What is the "Notes" value of ') for t in one), one
+
+
+def test_a_header_that_is_no_noun_is_quoted_as_the_label_it_is():
+    # 'Which two values of the Joined MAC ...', 'the lowest d': a header is used as a
+    # label where it cannot stand as a noun (kept capitals, one letter)
+    recs = records_from_text("html", "wikitables", _results_table(), unit_id="html/wikitables/a")
+    asked = [q.question for task in _TASKS for q in _asked(recs, task)]
+    mac = [t for t in asked if "MAC" in t]
+    short = [t for t in asked if re.search(r"\bd\b", t)]
+    assert mac and short
+    for t in mac:
+        assert "values of the Joined MAC" not in t and "the Joined MAC" not in t, t
+        assert '"Joined MAC" value' in t, t
+    for t in short:
+        assert re.search(r'"d" values?\b', t) and not re.search(r"\b(?:lowest|highest) d\b", t), t
+    assert any(re.match(r'Which two "Joined MAC" values occur most often among', t)
+               for t in mac), mac

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from treeagent.bench.wording import (
     WORDS,
     amount,
     article,
+    as_label,
     be,
     epoch_note,
     epoch_unit,
@@ -27,6 +28,7 @@ from treeagent.bench.wording import (
     is_time,
     iso_time,
     kind_of,
+    labelled,
     phrase,
     plural,
     plural_words,
@@ -107,7 +109,8 @@ def askable(aggs: Sequence[Aggregate]) -> list[Aggregate]:
         for a in group:
             said = by_path.get(jsonable_key(a.path))
             if said:  # a year-valued event field is asked as a year ('first issued year')
-                said = year_words(said, [v for _, v in a.stated]) or said
+                values = [v for _, v in a.stated]
+                said = year_words(said, values) or as_label(said, a.path, values)
                 a.words, a.kind_words = said, words
                 out.append(a)
     return out
@@ -140,14 +143,13 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
     (a long context holds tens of thousands of records and thousands of field names)."""
     paths: dict[str, set[Any]] = {}  # name -> key paths it has (None: no key path)
     default_of: dict[str, Scalar] = {}
-    for r in recs:
+    holders: dict[Any, list[tuple[int, Scalar]]] = {}  # key path -> (record, value stated)
+    for i, r in enumerate(recs):
         for n in r.fields:
             if human_field(n):
                 paths.setdefault(n, set()).add(r.keys.get(n))
         for n, d in r.defaults.items():
             default_of.setdefault(n, d)
-    holders: dict[Any, list[tuple[int, Scalar]]] = {}  # key path -> (record, value stated)
-    for i, r in enumerate(recs):
         at = {v: k for k, v in r.keys.items()}  # the name each key path has here
         for path, other in at.items():
             if other in r.fields:
@@ -176,11 +178,26 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
     return out
 
 
+def shuffled(records: Sequence[Record], rng: random.Random, least: int,
+             keep: Callable[[Aggregate], bool] = lambda a: True) -> list[Aggregate]:
+    """The askable aggregates of ``records`` stating at least ``least`` values (and
+    ``keep`` true), in the random order an aggregation generator tries them."""
+    aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= least and keep(a)]
+    rng.shuffle(aggs)
+    return aggs
+
+
+def first_asked(key: str, exclude: set[str]) -> bool:
+    """True (and ``key`` noted in ``exclude``) when no question of ``key`` was asked yet."""
+    if key in exclude:
+        return False
+    exclude.add(key)
+    return True
+
+
 def count_question(records: Sequence[Record], rng: random.Random,
                    exclude: set[str]) -> Question | None:
-    aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= 3]
-    rng.shuffle(aggs)
-    for agg in aggs:
+    for agg in shuffled(records, rng, 3):
         kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         nums = native_numbers(vals)
@@ -216,10 +233,8 @@ def count_question(records: Sequence[Record], rng: random.Random,
                     if isinstance(value, bool) else f"the {said} {quote(value)}")
         spec = {"op": "count", "kind": kind, "where": {"field": name, "cmp": cmp, "value": value},
                 "scope": agg.scope()}
-        key = repr(("count", kind, name, cmp, norm(value)))
-        if key in exclude:
+        if not first_asked(repr(("count", kind, name, cmp, norm(value))), exclude):
             continue
-        exclude.add(key)
         text = (f"How many {agg.plural} in this input have {cond}?{note} Count every "
                 f"{agg.singular} shown in the input. Answer with a single number.")
         return Question("conditional_count", text, spec, answer,
@@ -229,9 +244,7 @@ def count_question(records: Sequence[Record], rng: random.Random,
 
 def most_frequent_question(records: Sequence[Record], rng: random.Random,
                            exclude: set[str]) -> Question | None:
-    aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= 4]
-    rng.shuffle(aggs)
-    for agg in aggs:
+    for agg in shuffled(records, rng, 4):
         kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         if native_numbers(vals) is not None or all(number(v) is not None for v in vals):
@@ -242,16 +255,15 @@ def most_frequent_question(records: Sequence[Record], rng: random.Random,
             if len(ranked) <= k or ranked[k - 1][1] < 2 or ranked[k - 1][1] == ranked[k][1]:
                 continue  # ties rejected: the answer must be unique (4.1)
             top = [v for v, _ in ranked[:k]]
-            key = repr(("freq", kind, name, k))
-            if key in exclude:
+            if not first_asked(repr(("freq", kind, name, k)), exclude):
                 continue
-            exclude.add(key)
             spelled = [next(v for v in vals if norm(v) == t) for t in top]
             if not all(answerable(v) for v in spelled):
                 continue
             spec = {"op": "most_frequent", "kind": kind, "field": name, "k": k,
                     "scope": agg.scope(), "ordered": False}
-            counted = native_numbers(spelled) is not None and not is_time(said)
+            counted = (native_numbers(spelled) is not None and not is_time(said)
+                       and not labelled(said))
             if k == 1 and (any(isinstance(v, bool) for v in vals) or be(said) == "are"
                            or counted):  # 'Which value of the gold', not 'Which gold'
                 text = (f"Which value of the {phrase(said, vals)} occurs most often among "
@@ -273,10 +285,7 @@ def most_frequent_question(records: Sequence[Record], rng: random.Random,
 
 def extremum_question(records: Sequence[Record], rng: random.Random,
                       exclude: set[str]) -> Question | None:
-    aggs = [a for a in askable(aggregates(records))
-            if len(a.stated) >= 3 and not id_like(a.name) and not id_like(a.said)]
-    rng.shuffle(aggs)
-    for agg in aggs:
+    for agg in shuffled(records, rng, 3, lambda a: not id_like(a.name) and not id_like(a.said)):
         kind, name, said = agg.kind, agg.name, agg.said
         nums = native_numbers([v for _, v in agg.stated])
         if nums is None or len(set(nums)) < 2:
@@ -286,10 +295,8 @@ def extremum_question(records: Sequence[Record], rng: random.Random,
             best = ranked[0]
             if abs(ranked[0] - ranked[1]) <= max(0.01, 0.001 * abs(best)):
                 continue  # tie or near-tie: the runner-up would score as right (C.4)
-            key = repr(("ext", kind, name, fn))
-            if key in exclude:
+            if not first_asked(repr(("ext", kind, name, fn)), exclude):
                 continue
-            exclude.add(key)
             spec = {"op": "extremum", "kind": kind, "field": name, "fn": fn,
                     "scope": agg.scope()}
             word = {("max", False): "highest", ("min", False): "lowest",

@@ -28,7 +28,7 @@ def plural(kind: str) -> str:
 def article(phrase: str) -> str:
     """'a' or 'an' before ``phrase`` (by its first sound, letters spelled out for
     acronyms): 'an ISSN', 'a URL', 'an HTTP method', 'a magnitude'."""
-    word = phrase.split()[0] if phrase.split() else phrase
+    word = phrase.split()[0].strip('"') if phrase.split() else phrase
     spelled = (word.isupper() and len(word) > 1) or (  # an acronym, or 'r4', 'p' (a letter)
         word[:1].isascii() and word[:1].isalpha() and (len(word) == 1 or word[1:].isdigit()))
     if spelled:
@@ -148,12 +148,49 @@ def _clean(words: str, name: str) -> bool:
 
 def field_words(rec: Record) -> dict[str, str]:
     """The phrase each askable field of ``rec`` is named by in a question (source
-    vocabulary first, then the key as words); fields the glossary rules out, or whose
-    phrase another field of the record shares, are absent."""
+    vocabulary first, then the key as words, or the label it is: :func:`as_label`);
+    fields the glossary rules out, or whose phrase another field of the record shares,
+    are absent."""
     fmt, src = vocabulary.unit_source(rec.unit_id)
     items = tuple((name, jsonable_key(rec.keys[name]), name) for name in rec.fields
                   if name in rec.keys)
-    return {k: v for k, v in field_phrases(fmt, src, items).items() if v}
+    return {k: as_label(v, rec.keys[k], [rec.fields[k]])
+            for k, v in field_phrases(fmt, src, items).items() if v}
+
+
+_LABEL_KEYS = ("@column", "@label")
+
+
+def shown_label(path: Sequence[Any]) -> str:
+    """The header or row label a page shows for a field (HTML), "" for any other key."""
+    if len(path) == 2 and path[0] in _LABEL_KEYS and isinstance(path[1], str):
+        return " ".join(path[1].split()).rstrip(".:").strip()
+    return ""
+
+
+def as_label(words: str, path: Sequence[Any], values: Sequence[Scalar]) -> str:
+    """A field phrase as a question may use it (4.1: questions as a person writes them).
+
+    A page's header or label taken as is names its values as a noun only where it reads
+    as one; otherwise the question quotes it as the label it is ('the "Joined MAC"
+    value', 'the "d" value'): a header shown with capitals past its first letter, one of
+    fewer than three letters, or a plural ('Notes') whose values are texts, each one
+    value (a number in a plural field is the number of it, :func:`amount`). Phrases the
+    source's glossary gives, and every other key, stay as they are."""
+    label = shown_label(path)
+    if not label or norm(label) != norm(words):
+        return words
+    letters = sum(c.isalpha() for c in label)
+    capitals = any(c.isupper() for c in label[1:])
+    texts = any(isinstance(v, str) for v in values)
+    if capitals or letters < 3 or (be(words) == "are" and texts):
+        return f'"{label}" value'
+    return words
+
+
+def labelled(words: str) -> bool:
+    """Whether a field phrase is a quoted label (:func:`as_label`)."""
+    return words.startswith('"')
 
 
 @functools.lru_cache(maxsize=1 << 15)
