@@ -59,8 +59,9 @@ def evaluate_flow(agent: str, method: str, params: str = _common.PARAMS,
     p = _common.load_params(params)
     if agent not in p.agents or method not in p.methods:
         raise ValueError(f"{agent}/{method} is not in evaluate.agents x evaluate.methods")
-    files = tuple(str(Path(validated_dir) / "examples" / f"{fmt}.parquet")
-                  for fmt in p["build.formats"])
+    from treeagent.bench import splits
+
+    files = tuple(str(f) for f in splits.test_tables(validated_dir, p["build.formats"]))
     name, options = p.engine_spec(agent)
     kwargs = p.evaluate_kwargs(agent)
     served = served_engine_spec(p, agent)  # serve.enabled: the servers the pipeline started
@@ -112,8 +113,9 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     with _common.artifact_errors():
         from treeagent.agents.shards import example_ids
+        from treeagent.bench import splits
 
-        example_ids([f"validated/examples/{fmt}.parquet" for fmt in p["build.formats"]])
+        example_ids(splits.test_tables("validated", p["build.formats"]))  # the test split
         evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
             args.agent, args.method, args.params)
 

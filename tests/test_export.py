@@ -103,13 +103,13 @@ def test_datasets_export_loads_back_and_carries_a_card(built, tmp_path, capsys):
                    str(root / "validated"), "--formats", "json", "html",
                    "--allow-empty"])
     assert status == 0, capsys.readouterr().err
-    ds = load_from_disk(str(dest))
-    assert set(ds) == {"json", "html"} and len(ds["html"]) == 0
-    rows = list(ds["json"])
+    ds = {f: load_from_disk(str(dest / f)) for f in ("json", "html")}  # one config each
+    assert set(ds["json"]) == {"test"} and len(ds["html"]["test"]) == 0
+    rows = list(ds["json"]["test"])
     check_against_parquet(rows, parquet_rows(root, "json"), reference_is_json=True)
     card = (dest / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: other\n")
-    assert "| `json` | 1 |" in card
+    assert "| `json` | `test` | 1 |" in card
     for r in rows:
         for p in r["provenance"]:
             assert f"`{p['file']}` | {p['license']} |" in card

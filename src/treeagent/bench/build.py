@@ -69,6 +69,8 @@ class BuildParams:
     # and YAML cells at 8K-128K, where small contexts rarely give a unique aggregate)
     recount: bool = True  # validation recounts every context's tokens
     second_reader: bool = True  # false: build formats without a second reader, flagged
+    splits: dict[str, dict[str, int]] = field(default_factory=dict)  # format -> dev/train
+    # totals (B.2; treeagent.bench.splits); a format without an entry is all test
 
     def __post_init__(self) -> None:
         bad = [f for f in self.formats if f not in FORMATS]
@@ -91,6 +93,9 @@ class BuildParams:
         if not 0 < self.tolerance < 1:
             raise ValueError("tolerance must be in (0, 1)")
         self.lengths = tuple(sorted(set(self.lengths)))
+        from treeagent.bench.splits import check_sizes
+
+        self.splits = check_sizes(self.splits, self.formats)
 
     @property
     def families(self) -> int:
@@ -102,6 +107,7 @@ class BuildResult:
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     rejections: list[dict[str, Any]] = field(default_factory=list)
     inventory: dict[str, Any] = field(default_factory=dict)
+    splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # format -> split
 
 
 # ------------------------------------------------------------------ per format
@@ -265,10 +271,11 @@ def _stated_in(q: tasks.Question, ctx_recs: Sequence[Record], prep: Prepared) ->
 
 def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
          extract: validate.Extractor, lengths: Sequence[int] | None = None,
-         progress: Progress | None = None
+         progress: Progress | None = None, quota: Mapping[tuple[str, int], int] | None = None
          ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int]]:
     """Families of ``prep``'s format until every (task, length) cell of ``lengths``
-    (default: all of ``params.lengths``) holds ``per_cell`` valid candidates: candidate
+    (default: all of ``params.lengths``) holds ``per_cell`` (or its ``quota``: a dev or
+    train split, :mod:`treeagent.bench.splits`) valid candidates: candidate
     rows (with ``check_*`` columns) in (family, length, task, question) order, fill
     statistics per length and notes.
 
@@ -281,7 +288,8 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
     lengths = tuple(params.lengths if lengths is None else lengths)
     stats: Tally = Tally(prep.notes)
     used: set[int] = set()
-    need = {(t, n): params.per_cell for t in params.tasks for n in lengths}
+    need = {(t, n): params.per_cell if quota is None else quota[(t, n)]
+            for t in params.tasks for n in lengths}
     total = sum(need.values())
     rows: list[dict[str, Any]] = []
     cache: dict[str, list[Record]] = {}
@@ -406,6 +414,13 @@ def build(params: BuildParams, units_by_format: Mapping[str, Iterable[Unit]], ou
     # one format at a time: build, validate (GX), write, release -- the units' records
     # and the candidates of a format are gone before the next format is built
     for fmt in params.formats:
+        if fmt in params.splits:  # train, dev and test from disjoint units (B.2)
+            from treeagent.bench import split_build
+
+            split_build.build_format_splits(
+                fmt, units_by_format.get(fmt, ()), params, counter, extract, out, result,
+                split_build.FinishState(infos, suites, sizes, quality), progress)
+            continue
         rows, info, prep = build_format(fmt, units_by_format.get(fmt, ()), params, counter,
                                         extract, progress)
         infos[fmt] = info
@@ -517,13 +532,13 @@ def shortfall_lines(result: BuildResult) -> list[str]:
     (:func:`treeagent.bench.shortfall.report`), then each cell's variety shortfalls
     (:mod:`treeagent.bench.variety`); ``[]`` when none. The pipeline logs them as
     warnings, ``bench build`` prints them: never silent."""
-    from treeagent.bench import shortfall
+    from treeagent.bench import shortfall, splits
 
-    lines = [f"empty: {line}" for line in shortfall.report(result.inventory,
-                                                           result.rejections)]
+    test = [r for r in result.rejections if splits.split_of_id(r["format"], r["id"]) == "test"]
+    lines = [f"empty: {line}" for line in shortfall.report(result.inventory, test)]
     for v in result.inventory.get("variety", {}).values():
         lines += [f"variety: {line}" for line in v["shortfalls"]]
-    return lines
+    return lines + splits.shortfall_lines(result.inventory.get("splits", {}))
 
 
 def quality_lines(inv: dict[str, Any]) -> list[str]:
@@ -589,6 +604,8 @@ def _inventory(params: BuildParams, result: BuildResult, infos: dict[str, Any]) 
     kept = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()}
     if kept["second_reader"]:  # the default: inventories say it only when it was lifted
         del kept["second_reader"]
+    if not kept["splits"]:  # no train/dev splits: the inventory of a test-only build
+        del kept["splits"]
     inv = {
         "params": kept, "examples": sum(len(r) for r in result.examples.values()),
         "counts": counts, "rejections": dict(sorted(reasons.items())),
@@ -598,6 +615,8 @@ def _inventory(params: BuildParams, result: BuildResult, infos: dict[str, Any]) 
                    if (n := sum(second_readers.UNCONFIRMED in r["flags"] for r in rows))}
     if unconfirmed:  # examples no second reader confirmed (built with --no-second-reader)
         inv["unconfirmed"] = unconfirmed
+    if result.splits:  # per split x cell: kept, quota, pool (treeagent.bench.splits)
+        inv["splits"] = result.splits
     return inv
 
 
@@ -625,6 +644,10 @@ def markdown(inv: dict[str, Any]) -> str:
                          f"{s['reused_units']} | {s['missing_examples']} |")
     if inv.get("quality"):
         lines += ["\n## Question quality\n", "```", *quality_lines(inv), "```"]
+    if inv.get("splits"):
+        from treeagent.bench.split_build import markdown_lines
+
+        lines += markdown_lines(inv["splits"])
     if inv["rejections"]:
         lines += ["\n## Rejections by reason\n", "| format: reason | count |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in inv["rejections"].items()]

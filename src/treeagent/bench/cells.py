@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from treeagent.bench import build as B
-from treeagent.bench import contexts
+from treeagent.bench import contexts, split_build
 
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
 """Runs a function over items (in any order, anywhere) and returns the results in item
@@ -40,6 +40,7 @@ class CellSpec:
     lengths: tuple[int, ...]
     params: dict[str, Any]  # BuildParams as a dict
     raw_dir: str
+    split: str = "test"  # test, dev or train (treeagent.bench.splits)
 
 
 @dataclass
@@ -51,25 +52,28 @@ class CellResult:
     notes: dict[str, int]
     info: dict[str, Any]  # the format's units, distinct tokens, records
     units: dict[str, tuple[int, dict[str, Any]]]  # unit id -> (unit order, table row)
+    split: str = "test"
 
 
 _LAST: dict[tuple, tuple[B.Prepared, contexts.Counter]] = {}
 _LOCK = threading.Lock()
 
 
-def _prepared(fmt: str, params: B.BuildParams, raw_dir: str
+def _prepared(fmt: str, params: B.BuildParams, raw_dir: str, split: str = "test"
               ) -> tuple[B.Prepared, contexts.Counter]:
-    """The format's prepared units, made once per process (the last format is kept)."""
-    from treeagent.bench.sources import units
+    """The format's prepared units (of ``split``), made once per process (the last
+    format and split are kept)."""
+    from treeagent.bench import sources
 
     key = (fmt, str(Path(raw_dir).resolve()), params.tokenizers, params.anchor_fraction,
-           params.lengths[0])
+           params.lengths[0], split, tuple(sorted(params.splits.get(fmt, {}).items())))
     with _LOCK:
         if key not in _LAST:
             _LAST.clear()
             counter = contexts.Counter(params.tokenizers)
-            _LAST[key] = (B.prepare_format(fmt, units(fmt, raw_dir=raw_dir), params, counter),
-                          counter)
+            pool = split_build.units_of(params, fmt, sources.units(fmt, raw_dir=raw_dir),
+                                        split)
+            _LAST[key] = (B.prepare_format(fmt, pool, params, counter), counter)
         return _LAST[key]
 
 
@@ -79,15 +83,18 @@ def build_cell(spec: CellSpec) -> CellResult:
     from treeagent.pipeline.progress import Progress
 
     params = B.BuildParams(**spec.params)
-    prep, counter = _prepared(spec.fmt, params, spec.raw_dir)
-    need = params.per_cell * len(params.tasks) * len(spec.lengths)
-    with Progress(f"build {spec.fmt} {'/'.join(map(str, spec.lengths))}",
-                  {spec.fmt: need}) as bar:
-        rows, short, notes = B.fill(prep, params, counter, records_from_text,
-                                    lengths=spec.lengths, progress=bar.count)
+    prep, counter = _prepared(spec.fmt, params, spec.raw_dir, spec.split)
+    sub, quota = split_build.for_split(params, spec.fmt, spec.split)
+    need = sum(sub.per_cell if quota is None else quota[(t, n)]
+               for t in params.tasks for n in spec.lengths)
+    name = spec.fmt if spec.split == "test" else f"{spec.fmt} {spec.split}"
+    with Progress(f"build {name} {'/'.join(map(str, spec.lengths))}", {spec.fmt: need}) as bar:
+        rows, short, notes = B.fill(prep, sub, counter, records_from_text,
+                                    lengths=spec.lengths, progress=bar.count, quota=quota)
     needed = {u for r in rows for u in r["unit_ids"]}
     table = {row["unit_id"]: (prep.idx[row["unit_id"]], row) for row in prep.unit_rows(needed)}
-    return CellResult(spec.fmt, spec.lengths, rows, short, notes, prep.info(), table)
+    return CellResult(spec.fmt, spec.lengths, rows, short, notes, prep.info(), table,
+                      spec.split)
 
 
 def cells(params: B.BuildParams, raw_dir: str | Path, workers: int = 1) -> list[CellSpec]:
@@ -98,8 +105,9 @@ def cells(params: B.BuildParams, raw_dir: str | Path, workers: int = 1) -> list[
     kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in asdict(params).items()}
     n = len(params.lengths)
     groups = max(1, min(n, -(-workers // max(1, len(params.formats)))))
-    return [CellSpec(fmt, tuple(params.lengths[g::groups]), kw, str(raw_dir))
-            for fmt in params.formats for g in range(groups)]
+    return [CellSpec(fmt, tuple(params.lengths[g::groups]), kw, str(raw_dir), split)
+            for fmt in params.formats for split in split_build.present(params, fmt)
+            for g in range(groups)]
 
 
 def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
@@ -124,20 +132,21 @@ def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
     sizes: dict[str, int] = {}
     quality: dict[str, Any] = {}
     where = {n: i for i, n in enumerate(params.lengths)}
-    for fmt in params.formats:
-        mine = [r for r in results if r.fmt == fmt]
+    state = split_build.FinishState(infos, suites, sizes, quality)
+    for fmt, split in ((f, s) for f in params.formats for s in split_build.present(params, f)):
+        mine = [r for r in results if r.fmt == fmt and r.split == split]
         rows = [row for r in mine for row in r.rows]
         rows.sort(key=lambda row: (row["family"], where[row["length"]]))  # stable
         short = {k: v for r in mine for k, v in r.short.items()}
-        infos[fmt] = {**mine[0].info, "notes": _merge_notes(mine),
-                      "lengths": {contexts.bucket_label(n): short[contexts.bucket_label(n)]
-                                  for n in params.lengths}}
+        info = {**mine[0].info, "notes": _merge_notes(mine),
+                "lengths": {contexts.bucket_label(n): short[contexts.bucket_label(n)]
+                            for n in params.lengths}}
         ordered = [row for _, row in sorted(
             {u: v for r in mine for u, v in r.units.items()}.values(), key=lambda v: v[0])]
 
         def unit_rows(needed: set[str], ordered=ordered) -> list[dict[str, Any]]:
             return [row for row in ordered if row["unit_id"] in needed]
 
-        B.finish_format(fmt, rows, unit_rows, params, out, result, suites, sizes, quality)
+        split_build.finish_split(fmt, split, rows, unit_rows, info, params, out, result, state)
     B.finish_build(params, result, infos, suites, sizes, quality, out)
     return result

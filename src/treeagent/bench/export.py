@@ -7,6 +7,11 @@ length, format and provenance: one entry per source file its context draws on (s
 group, file, license, repository and commit where known). Rows are read a few at a time, so a
 format's 1M-token contexts are never all in memory; the ``datasets`` export writes
 through Arrow on disk (``Dataset.from_generator``).
+
+Every split the build wrote is exported (:mod:`treeagent.bench.splits`), under Hugging
+Face's names: ``train``, ``validation`` (the paper's development split) and ``test``;
+each JSONL row says its ``split``, and the ``datasets`` export is one configuration per
+format (``DEST/<format>``, a DatasetDict of its splits).
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from treeagent.bench import splits as S
 from treeagent.formats import FORMATS
 from treeagent.registry import lazy_choices
 
 PROVENANCE_KEYS = ("source", "file", "license", "repo", "commit")
 """Fields of each provenance entry (empty string where a source does not say)."""
-_COLUMNS = ("id", "format", "task", "length", "bucket", "question", "reference", "accepted",
+_COLUMNS = ("id", "split", "format", "task", "length", "bucket", "question", "reference", "accepted",
             "spec", "context", "source_ids", "provenance", "flags", "context_hash", "content_hash")
 
 
@@ -38,11 +44,11 @@ def stored_formats(validated: str | Path) -> list[str]:
     return [f for f in FORMATS if examples_path(validated, f).is_file()]
 
 
-def token_columns(validated: str | Path, fmt: str) -> list[str]:
+def token_columns(validated: str | Path, fmt: str, split: str = S.TEST) -> list[str]:
     """The per-tokenizer count columns (``tokens_qwen3``, ...) of a format's table."""
     import pyarrow.parquet as pq
 
-    names = pq.read_schema(examples_path(validated, fmt)).names
+    names = pq.read_schema(examples_path(S.split_dir(validated, split), fmt)).names
     return [n for n in names if n.startswith("tokens_")]
 
 
@@ -62,10 +68,10 @@ def _unit_provenance(validated: Path, fmt: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def _count_rows(validated: str | Path, fmt: str) -> int:
+def _count_rows(validated: str | Path, fmt: str, split: str = S.TEST) -> int:
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(examples_path(validated, fmt)).metadata.num_rows
+    return pq.ParquetFile(examples_path(S.split_dir(validated, split), fmt)).metadata.num_rows
 
 
 def count_examples(validated: str | Path, formats: Sequence[str]) -> dict[str, int]:
@@ -74,13 +80,14 @@ def count_examples(validated: str | Path, formats: Sequence[str]) -> dict[str, i
             for f in formats}
 
 
-def iter_examples(validated: str | Path, fmt: str) -> Iterator[dict[str, Any]]:
-    """The export rows of one format, in table order (raises ``ValueError`` when a
-    materialized context does not match its stored hash)."""
+def iter_examples(validated: str | Path, fmt: str, split: str = S.TEST
+                  ) -> Iterator[dict[str, Any]]:
+    """The export rows of one format's ``split``, in table order (raises ``ValueError``
+    when a materialized context does not match its stored hash)."""
     from treeagent.bench import io
     from treeagent.bench.validate import sha256
 
-    validated = Path(validated)
+    validated = S.split_dir(validated, split)
     path = examples_path(validated, fmt)
     units = io.load_units(io.units_path(path, fmt))
     provenance = _unit_provenance(validated, fmt)
@@ -97,7 +104,8 @@ def iter_examples(validated: str | Path, fmt: str) -> Iterator[dict[str, Any]]:
                 files.setdefault(entry["file"], entry)
             out = {k: row[k] for k in ("id", "format", "task", "bucket", "question", "spec",
                                        "source_ids", "context_hash", "content_hash")}
-            out.update(length=int(row["length"]), reference=row["answer"],
+            out.update(split=S.HF_SPLIT[split], length=int(row["length"]),
+                       reference=row["answer"],
                        accepted=row.get("accepted") or "[]", context=context,
                        provenance=list(files.values()), flags=list(row["flags"] or []))
             out.update({c: row[c] for c in counts})
@@ -105,12 +113,14 @@ def iter_examples(validated: str | Path, fmt: str) -> Iterator[dict[str, Any]]:
 
 
 def write_jsonl(validated: str | Path, formats: Sequence[str], out: TextIO) -> dict[str, int]:
-    """One JSON object per line; ``reference`` and ``spec`` as JSON values. Returns the
-    number of examples written per format."""
+    """One JSON object per line, every split of each format (test first); ``reference``
+    and ``spec`` as JSON values. Returns the number of examples written per format."""
     written = {}
     for fmt in formats:
         n = 0
-        for row in iter_examples(validated, fmt):
+        rows = (row for split in S.stored(validated, fmt)
+                for row in iter_examples(validated, fmt, split))
+        for row in rows:
             row = {**row, "reference": json.loads(row["reference"]),
                    "accepted": json.loads(row["accepted"]), "spec": json.loads(row["spec"])}
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -130,37 +140,42 @@ def _features(token_cols: Sequence[str]) -> Any:
     return Features(spec)
 
 
-def _rows(validated: str, fmt: str) -> Iterator[dict[str, Any]]:
-    yield from iter_examples(validated, fmt)
+def _rows(validated: str, fmt: str, split: str) -> Iterator[dict[str, Any]]:
+    yield from iter_examples(validated, fmt, split)
 
 
 def write_datasets(validated: str | Path, formats: Sequence[str],
-                   dest: str | Path) -> dict[str, int]:
-    """A DatasetDict with one split per format, saved with ``save_to_disk`` under
-    ``dest`` together with a dataset card ``README.md``. Returns examples per format.
-    ``reference`` and ``spec`` are JSON text (their shapes differ across tasks)."""
+                   dest: str | Path) -> dict[str, dict[str, int]]:
+    """One configuration per format: a DatasetDict of its splits (``train``,
+    ``validation``: the paper's development split, ``test``) saved with ``save_to_disk``
+    under ``dest/<format>``, and a dataset card ``dest/README.md``. Returns examples per
+    format and split. ``reference`` and ``spec`` are JSON text (their shapes differ
+    across tasks)."""
     import datasets
     from datasets import Dataset, DatasetDict
 
     dest = Path(dest)
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
+    counts: dict[str, dict[str, int]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="treeagent-export-") as cache:
-            splits = {}
             for fmt in formats:
                 features = _features(token_columns(validated, fmt))
-                if _count_rows(validated, fmt) == 0:  # from_generator refuses no rows
-                    splits[fmt] = Dataset.from_dict({k: [] for k in features},
-                                                    features=features)
-                    continue
-                splits[fmt] = Dataset.from_generator(
-                    _rows, features=features,
-                    gen_kwargs={"validated": str(validated), "fmt": fmt},
-                    cache_dir=cache, keep_in_memory=False)
-            DatasetDict(splits).save_to_disk(  # one shard even for an empty split
-                str(dest), num_shards={fmt: 1 for fmt in splits})
-            counts = {fmt: len(ds) for fmt, ds in splits.items()}
+                parts = {}
+                for split in sorted(S.stored(validated, fmt), key=list(S.HF_SPLIT).index):
+                    name = S.HF_SPLIT[split]
+                    if _count_rows(validated, fmt, split) == 0:  # from_generator: no rows
+                        parts[name] = Dataset.from_dict({k: [] for k in features},
+                                                        features=features)
+                        continue
+                    parts[name] = Dataset.from_generator(
+                        _rows, features=features,
+                        gen_kwargs={"validated": str(validated), "fmt": fmt, "split": split},
+                        cache_dir=cache, keep_in_memory=False)
+                DatasetDict(parts).save_to_disk(  # one shard even for an empty split
+                    str(dest / fmt), num_shards=dict.fromkeys(parts, 1))
+                counts[fmt] = {name: len(ds) for name, ds in parts.items()}
     finally:
         if bars:
             datasets.enable_progress_bars()
@@ -179,22 +194,23 @@ def _sources_used(validated: Path, formats: Sequence[str]
 
     groups, files = [], {}
     for fmt in formats:
-        provenance = _unit_provenance(validated, fmt)
         used: Counter[str] = Counter()
-        table = pq.ParquetFile(examples_path(validated, fmt))
-        for batch in table.iter_batches(columns=["unit_ids"]):
-            for ids in batch.column("unit_ids").to_pylist():
-                entries = [provenance[u] for u in ids]
-                used.update({e["source"] for e in entries})
-                for e in entries:
-                    files.setdefault(e["file"], e)
+        for split, path in S.stored(validated, fmt).items():
+            provenance = _unit_provenance(S.split_dir(validated, split), fmt)
+            for batch in pq.ParquetFile(path).iter_batches(columns=["unit_ids"]):
+                for ids in batch.column("unit_ids").to_pylist():
+                    entries = [provenance[u] for u in ids]
+                    used.update({e["source"] for e in entries})
+                    for e in entries:
+                        files.setdefault(e["file"], e)
         for name, n in sorted(used.items()):
             spec = SOURCES.get((fmt, name))
             groups.append((fmt, name, spec.license if spec else "see the files below", n))
     return groups, [files[k] for k in sorted(files)]
 
 
-def dataset_card(validated: str | Path, formats: Sequence[str], counts: dict[str, int]) -> str:
+def dataset_card(validated: str | Path, formats: Sequence[str],
+                 counts: dict[str, dict[str, int]]) -> str:
     """The dataset card: splits, columns, build parameters, and the license and
     provenance of each source group and source file."""
     validated = Path(validated)
@@ -202,7 +218,8 @@ def dataset_card(validated: str | Path, formats: Sequence[str], counts: dict[str
     params = {}
     if inventory_path.is_file():
         params = json.loads(inventory_path.read_text(encoding="utf-8")).get("params", {})
-    split_rows = "\n".join(f"| `{f}` | {counts.get(f, 0)} |" for f in formats)
+    split_rows = "\n".join(f"| `{f}` | `{s}` | {n} |" for f in formats
+                           for s, n in counts.get(f, {}).items())
     groups, files = _sources_used(validated, formats)
     source_rows = "\n".join(f"| {f} | {name} | {lic} | {n} |" for f, name, lic, n in groups)
     file_rows = "\n".join(
@@ -230,22 +247,27 @@ JavaScript initializers), built and independently validated by `treeagent bench 
 context is one valid document of its format, filled to a length bucket with real
 distractor units.
 
-## Splits (one per format)
+## Configurations and splits
 
-| split | examples |
-|---|---|
+One configuration per format (`datasets.load_from_disk(PATH/<format>)`), each with the
+splits it was built with: `test` (the held-out examples the paper's main text evaluates),
+and where the build has them `train` and `validation` (the paper's development split),
+built by the same code from disjoint source documents (paper Appendix B.2).
+
+| configuration | split | examples |
+|---|---|---:|
 {split_rows}
 
 ## Columns
 
-`id`, `format`, `task`, `length` (bucket in construction tokens), `bucket`, `question`,
+`id`, `split`, `format`, `task`, `length` (bucket in construction tokens), `bucket`, `question`,
 `reference` (the reference answer, JSON text), `accepted` (JSON text: for each reference
 value in order, the further forms a careful reader may state and the scorer accepts;
 `[]`: none), `spec` (the executable reference
 specification, JSON text), `context` (the document text), `source_ids`, `provenance`
 (per source file: source, file, license, repo, commit), `flags`, `context_hash` (sha256
 of `context`), `content_hash`, and `tokens_<tokenizer>` (the context's token count under
-each construction tokenizer). Load with `datasets.load_from_disk(PATH)`.
+each construction tokenizer).
 
 Build parameters: `{json.dumps(params, sort_keys=True)}`
 
@@ -324,7 +346,8 @@ def run(args: argparse.Namespace) -> int:
         raise  # the reader of stdout is gone: treeagent.cli.main ends quietly
     except (ValueError, OSError) as exc:
         return _fail(str(exc))
-    summary = ", ".join(f"{f} {n}" for f, n in counts.items())
-    print(f"exported {sum(counts.values())} examples ({summary}) -> {args.dest}",
+    per_format = {f: sum(n.values()) if isinstance(n, dict) else n for f, n in counts.items()}
+    summary = ", ".join(f"{f} {n}" for f, n in per_format.items())
+    print(f"exported {sum(per_format.values())} examples ({summary}) -> {args.dest}",
           file=sys.stderr)
     return 0
