@@ -256,3 +256,31 @@ def test_evaluate_reads_the_test_split_only(split_build):
     assert not ids & {r["id"] for s in ("dev", "train") for r in _read(out, s)}
     source = (Path(__file__).parents[1] / "flows" / "evaluate.py").read_text()
     assert "splits.test_tables(" in source and '/ "examples" /' not in source
+
+
+# ------------------------------------------------------------------ params and CLI
+
+
+def test_the_paper_preset_builds_json_splits_and_the_demo_none():
+    from treeagent.pipeline import config
+
+    paper = config.validate(config.preset("paper")).build_kwargs()
+    assert paper["splits"] == {"json": {"dev": 3200, "train": 13200}}
+    assert config.validate(config.preset("demo")).build_kwargs()["splits"] == {}
+    bad = config.preset("demo")
+    bad["build"]["splits"] = {"json": {"dev": -1, "holdout": 2}, "xml": {}}
+    with pytest.raises(config.ParamsError) as err:
+        config.validate(bad)
+    assert "build.splits.json.holdout: unknown key" in str(err.value)
+    assert "build.splits.json.dev: -1 is below the minimum 0" in str(err.value)
+    assert "build.splits.xml: 'xml' is not built" in str(err.value)
+
+
+@pytest.mark.parametrize("arg", ["json-dev=3", "json:dev=x", "json:holdout=3"])
+def test_a_bad_split_option_is_one_line_and_exit_2(arg, capsys, tmp_path):
+    from treeagent.cli.main import main
+
+    status = main(["bench", "build", "--split", arg, "--no-acquire", "--raw",
+                   str(tmp_path), "--out", str(tmp_path / "v")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and err[0].startswith("error:") and "split" in err[0]

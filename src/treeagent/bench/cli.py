@@ -62,6 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "treeagent.second_reader): their examples are not confirmed "
                         "independently and carry the flag 'unconfirmed: second reader "
                         "absent' (refused otherwise)")
+    b.add_argument("--split", action="append", default=[], metavar="FORMAT:SPLIT=N",
+                   help="build a train or dev split of N examples of FORMAT besides its test "
+                        "grid, from disjoint source documents (e.g. json:dev=80; repeat; "
+                        "replaces the preset's build.splits; paper B.2)")
+    b.add_argument("--no-splits", action="store_true",
+                   help="build the test grid only, whatever the preset's build.splits")
     b.add_argument("--out", default="validated", help="folder the examples are written to")
     b.add_argument("--runner", choices=("thread", "dask"), default="thread",
                    help="task runner of the (format, length) cells: threads in this process "
@@ -119,7 +125,24 @@ def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
         kw["seed"] = args.seed
     if getattr(args, "no_second_reader", False):
         kw["second_reader"] = False
+    if getattr(args, "no_splits", False):
+        kw["splits"] = {}
+    if getattr(args, "split", None):
+        kw["splits"] = splits_from_args(args.split)
     return BuildParams(**kw), mode
+
+
+def splits_from_args(items: list[str]) -> dict[str, dict[str, int]]:
+    """``["json:dev=80", "json:train=330"]`` -> ``{"json": {"dev": 80, "train": 330}}``;
+    ValueError names a malformed one."""
+    out: dict[str, dict[str, int]] = {}
+    for item in items:
+        fmt, _, rest = item.partition(":")
+        name, sep, n = rest.partition("=")
+        if not (fmt and sep and name) or not n.isdigit():
+            raise ValueError(f"--split {item!r}: expected FORMAT:SPLIT=N (e.g. json:dev=80)")
+        out.setdefault(fmt, {})[name] = int(n)
+    return out
 
 
 def js_repos_from_args(pairs: list[str]) -> dict[str, str]:
@@ -198,9 +221,12 @@ def run_build(args: argparse.Namespace) -> int:
                  if s["missing_examples"] or s["distinct_fill"] < 1}
         if short:
             print(f"  {fmt}: short cells / distinct fill {short}")
-    from treeagent.bench import shortfall
+    from treeagent.bench import shortfall, splits
 
-    empty = shortfall.report(inv, result.rejections)
+    for line in splits.shortfall_lines(inv.get("splits", {})):
+        print(f"warning: {line}", file=sys.stderr)
+    test = [r for r in result.rejections if splits.split_of_id(r["format"], r["id"]) == "test"]
+    empty = shortfall.report(inv, test) + splits.empty_lines(inv.get("splits", {}))
     for line in empty:
         print(f"{'warning' if args.allow_empty else 'error'}: {line}", file=sys.stderr)
     if empty and not args.allow_empty:
@@ -241,7 +267,10 @@ def run_show(args: argparse.Namespace) -> int:
     fmt = next((f for f in FORMATS.names if args.id.startswith(f + "-")), None)
     if fmt is None:
         return _fail(f"{args.id}: not an example id (<format>-<task>-<bucket>-f<n>-q<n>)")
-    path = Path(args.out) / "examples" / f"{fmt}.parquet"
+    from treeagent.bench import splits
+
+    path = splits.split_dir(args.out, splits.split_of_id(fmt, args.id)) / "examples" / \
+        f"{fmt}.parquet"
     if not path.is_file():
         return _fail(f"{path}: not found (run `treeagent bench build` first)")
     try:

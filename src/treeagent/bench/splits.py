@@ -201,6 +201,21 @@ def shortfall_lines(inv_splits: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def empty_lines(inv_splits: Mapping[str, Any]) -> list[str]:
+    """One line per dev/train split with a cell that got no example at all (a build
+    fails on these unless empty cells are allowed, as on an empty test cell)."""
+    lines = []
+    for fmt, by_split in inv_splits.items():
+        for split, entry in by_split.items():
+            empty = [cell for cell, want in entry["quotas"].items() if want and not
+                     entry["counts"][cell.split("@")[0]][cell.split("@")[1]]]
+            if split != TEST and empty:
+                lines.append(f"{fmt} {split}: {len(empty)} of {len(entry['quotas'])} "
+                             f"cells empty ({', '.join(empty[:8])}"
+                             f"{', ...' if len(empty) > 8 else ''})")
+    return lines
+
+
 def check_sizes(configured: Any, formats: Sequence[str]) -> dict[str, dict[str, int]]:
     """``build.splits`` as ``{format: {"dev": n, "train": n}}`` for the formats built
     (entries of other formats are not built); ``ValueError`` names what is wrong."""

@@ -35,6 +35,10 @@ PAPER_LENGTHS = tuple(8192 << i for i in range(8))  # 8K .. 1M (paper 4.1)
 DEMO_LENGTHS = (2048, 4096)  # CPU demo buckets, not part of the paper's grid
 LENGTHS = (*DEMO_LENGTHS, *PAPER_LENGTHS)
 """Every length bucket in tokens, declared once (named by :mod:`treeagent.bench.contexts`)."""
+PAPER_SPLITS = {"json": {"dev": 3200, "train": 13200}}
+"""The paper preset's train and dev examples per format (B.2: the JSON dataset's 19,600
+examples include its training and development splits; with 3,200 test examples, dev as
+large as test and train the rest). Formats not named are test only."""
 TOKENIZERS = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
 RUNNERS = ("thread", "dask")
 """Prefect task runners that shard the build and the evaluation (``runner.name``):
@@ -139,7 +143,8 @@ def _paper() -> dict[str, Any]:
         "build": {"formats": _builtin(registry.FORMATS), "lengths": list(PAPER_LENGTHS),
                   "tasks": _builtin(registry.TASKS), "per_cell": 50, "questions_per_context": 5,
                   "tokenizers": ["qwen3", "qwen2.5"], "tolerance": 0.05,
-                  "allow_reuse": False},
+                  "allow_reuse": False,
+                  "splits": {f: dict(n) for f, n in PAPER_SPLITS.items()}},
         "sectioning": {"base_budget": 5000, "search": SEARCH_RULE},
         "engine": {"name": "vllm",
                    "options": {"device": "auto", "concurrency": 256,
@@ -209,7 +214,8 @@ class Params:
                 "questions_per_context": b["questions_per_context"],
                 "tokenizers": tuple(b["tokenizers"]), "tolerance": b["tolerance"],
                 "seed": self.data["seed"], "allow_reuse": b["allow_reuse"],
-                "second_reader": b.get("second_reader", True)}
+                "second_reader": b.get("second_reader", True),
+                "splits": {f: dict(n) for f, n in (b.get("splits") or {}).items()}}
 
     def engine_spec(self, agent: str) -> tuple[str, dict[str, Any]]:
         """(engine name, ``make_engine`` keyword arguments incl. ``model``) for ``agent``.
@@ -324,6 +330,26 @@ def _join(key: str, part: Any) -> str:
     return f"{key}.{part}" if key else str(part)
 
 
+def _check_splits(c: _Check, b: Mapping[str, Any]) -> None:
+    """``build.splits``: null or ``{format: {dev: n, train: n}}`` over built formats."""
+    splits = b.get("splits")
+    if splits is None:
+        return
+    if not isinstance(splits, Mapping):
+        c.fail("build.splits", f"expected a mapping format -> {{dev: n, train: n}}, "
+                               f"got {_kind(splits)}")
+        return
+    built = b.get("formats") if isinstance(b.get("formats"), list) else []
+    for fmt, sizes in splits.items():
+        key = f"build.splits.{fmt}"
+        if fmt not in built:
+            c.fail(key, f"{fmt!r} is not built (build.formats)")
+        if c.keys(key, sizes, (), ("dev", "train")):
+            for name, n in sizes.items():
+                if name in ("dev", "train"):
+                    c.integer(f"{key}.{name}", n, 0)
+
+
 def validate(data: Any, source: str = "params") -> Params:
     """Check a complete parameter mapping; raise :class:`ParamsError` listing every problem."""
     c = _Check()
@@ -362,7 +388,7 @@ def validate(data: Any, source: str = "params") -> Params:
     if b is not None and c.keys("build", b, ("formats", "lengths", "tasks", "per_cell",
                                             "questions_per_context", "tokenizers",
                                             "tolerance", "allow_reuse"),
-                                 ("second_reader",)):
+                                 ("second_reader", "splits")):
         c.choices("build.formats", b.get("formats"), registry.FORMATS.names, "format")
         if a is not None and isinstance(a, Mapping) and isinstance(b.get("formats"), list) \
                 and isinstance(a.get("formats"), list):
@@ -384,6 +410,7 @@ def validate(data: Any, source: str = "params") -> Params:
         if not isinstance(b.get("second_reader", True), bool):
             c.fail("build.second_reader", f"expected true/false, got "
                                           f"{_kind(b.get('second_reader'))}")
+        _check_splits(c, b)
 
     s = data.get("sectioning")
     if s is not None and c.keys("sectioning", s, ("base_budget", "search")):
