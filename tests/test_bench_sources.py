@@ -12,6 +12,7 @@ import pytest
 from treeagent.algorithm.tree import ParseError
 from treeagent.bench import sources as S
 from treeagent.bench.sources.acquiring import sample_root
+from treeagent.bench.sources.common import get_path, path_steps
 from treeagent.formats import parse
 
 ALL = list(S.FORMATS)
@@ -171,10 +172,15 @@ def test_every_mirror_file_yields_units_that_reparse_and_give_their_records(mirr
     assert _check_units(units, fmt, whole_documents_checked=True) == len(units)
     covered = {u.provenance["file"] for u in units} | {r["file"] for r in rejections}
     assert covered == files  # every file gave units or a stated reason
-    if fmt != "html":  # one unit per document, the payload itself (parsed at acquire)
-        assert {u.provenance["file"] for u in units} == files
-        assert all(u.text.encode() == (raw / u.provenance["file"]).read_bytes()
-                   for u in units)
+    if fmt != "html":  # one unit per document, the payload itself (parsed at acquire),
+        dups = {r["file"] for r in rejections if r["reason"].startswith("duplicate of")}
+        assert {u.provenance["file"] for u in units} | dups == files  # or a long JSON list's
+        assert all(u.text.encode() == (raw / u.provenance["file"]).read_bytes()  # records
+                   for u in units if "record_path" not in u.provenance)
+        for u in (u for u in units if "record_path" in u.provenance):
+            whole = json.loads((raw / u.provenance["file"]).read_bytes())
+            steps = path_steps(u.provenance["record_path"])
+            assert json.loads(u.text) == get_path(whole, ".".join(map(str, steps)))
     assert all(u.flags == ("substitute",) for u in units if u.source in ("swde", "readability", "wikitables"))
 
 

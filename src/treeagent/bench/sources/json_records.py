@@ -1,14 +1,16 @@
-"""JSON records (B.1 "JSON dataset"): a unit is one API response; its records are the
-entities in it (USGS events, NVD CVEs, GBIF occurrences, Crossref works, ClinicalTrials
-studies, RePORTER projects, USAspending awards, Contracts Finder notices)."""
+"""JSON records (B.1 "JSON dataset"): a unit is one API response, or one JSON value inside
+a response's ordered list where the whole response is too long to anchor a family
+(:func:`file_units`); its records are the entities in it (USGS events, NVD CVEs, GBIF
+occurrences, Crossref works, ClinicalTrials studies, RePORTER projects, USAspending awards,
+Contracts Finder notices)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from treeagent.bench.model import BenchFormat, Frame, Record, Scalar
+from treeagent.bench.model import BenchFormat, Frame, Record, Scalar, Unit, UnitFile
 from treeagent.bench.sources.common import (
     flatten,
     get_path,
@@ -16,6 +18,7 @@ from treeagent.bench.sources.common import (
     key,
     make_records,
     parsed_or_reason,
+    path_steps,
     pattern,
     scalar,
 )
@@ -238,5 +241,82 @@ def check_raw(text: str) -> str | None:
     return parsed_or_reason("json", text)[1]
 
 
+# ------------------------------------------------------------------ units (B.1)
+
+MAX_WHOLE_CHARS = 8_000
+"""Longest list response kept whole as one unit. A family's anchor units take at most
+half of the smallest paper bucket (8K tokens: 4,096), and JSON runs 2 to 4 characters a
+token, so a response up to this length anchors at every length; a longer one is cut into
+the values of its record list (the paper's parser unit: "a JSON value inside an ordered
+response list"), each a unit that anchors on its own."""
+
+
+def _finder(source: str) -> Callable[[Any], list[Entity]]:
+    return _SPECS[source][0] if source in _SPECS else _results
+
+
+def record_spans(source: str, text: str) -> list[tuple[str, str]] | None:
+    """(entity path, the entity's text as a document of its own) for each record of a list
+    response whose records the source reads alone as one record each (a GeoJSON
+    ``Feature``, a GBIF occurrence, a RePORTER project ...); None where the response is
+    not such a list (one entity, records under several lists, or records that read alone
+    as nothing: NVD items, Crossref works without their envelope)."""
+    data = json.loads(text)
+    finder = _finder(source)
+    found = finder(data)
+    if len(found) < 2:
+        return None
+    lists = {p[:p.rfind("[")] for p, _ in found}
+    if len(lists) != 1 or not all(p.endswith("]") for p, _ in found):
+        return None
+    for _, e in found:
+        alone = finder(e)
+        if len(alone) != 1 or alone[0][0] != "$" or alone[0][1] is not e:
+            return None
+    node = parse_format(text, "json").root
+    for step in path_steps(lists.pop()):
+        node = next((c for c in node.children if c.label == step), None)
+        if node is None:
+            return None
+    items = {c.label: c for c in node.children}
+    out = []
+    for p, _ in found:
+        item = items[int(p[p.rfind("[") + 1:-1])]
+        out.append((p, _dedent(text, item.start, item.end)))
+    return out
+
+
+def _dedent(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` with the indentation of its first line taken off every later
+    line (a JSON string holds no raw line break, so only white space between tokens
+    changes)."""
+    col = start - (text.rfind("\n", 0, start) + 1)
+    lines = text[start:end].split("\n")
+    if col == 0 or text[start - col:start].strip():
+        return "\n".join(lines)
+    return "\n".join([lines[0], *(ln[col:] if not ln[:col].strip() else ln
+                                  for ln in lines[1:])])
+
+
+def file_units(text: str, f: UnitFile) -> Iterator[Unit]:
+    """The units of one response (B.1): the response whole, or, when it is longer than
+    :data:`MAX_WHOLE_CHARS` and a list of records the source reads alone, each record's
+    JSON value as a unit of its own (id ``<file>#<path in the response>``)."""
+    try:
+        spans = record_spans(f.source, text) if len(text.strip()) > MAX_WHOLE_CHARS else None
+        if spans is None:
+            yield Unit(id=f.id, format=f.format, source=f.source, text=text,
+                       records=records(f.source, text, f.id, f.drop_for(f.id)),
+                       provenance=dict(f.base), flags=f.flags)
+            return
+        for path, alone in spans:
+            uid = f"{f.id}#{path}"
+            yield Unit(id=uid, format=f.format, source=f.source, text=alone,
+                       records=records(f.source, alone, uid, f.drop_for(uid)),
+                       provenance={**f.base, "record_path": path}, flags=f.flags)
+    except Exception as exc:  # noqa: BLE001 (checked at acquire; never crash a build)
+        f.note(f"unparsable: {exc}")
+
+
 BENCH = BenchFormat("json", records, piece, Frame("[\n", ",\n", "\n]\n"), "{}", unit_pieces,
-                    check_raw)
+                    check_raw, file_units=file_units)
