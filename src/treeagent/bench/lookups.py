@@ -4,10 +4,10 @@ four_records; paper Section 4.1): questions about described records' own fields.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from treeagent.bench.anchoring import anchor, jsonable, where
+from treeagent.bench.anchoring import anchor, jsonable, source_of, where
 from treeagent.bench.model import Record, Scalar
 from treeagent.bench.question import Question, names_answer
 from treeagent.bench.values import answerable, given_away, human_field
@@ -54,10 +54,26 @@ def _time_notes(said: Sequence[str], values: Sequence[Scalar]) -> str:
     return "".join(f" {n}" for n in dict.fromkeys(notes))
 
 
+def by_source_in_turn(items: Sequence[Any], source: Callable[[Any], str],
+                      rng: random.Random) -> list[Any]:
+    """``items`` shuffled, then dealt out one source at a time (sources in a random order):
+    the records of a source with few of them among the anchors are asked as often as
+    those of a source with many (B.1: every source with records is evidence)."""
+    groups: dict[str, list[Any]] = {}
+    for item in items:
+        groups.setdefault(source(item), []).append(item)
+    order = sorted(groups)
+    rng.shuffle(order)
+    for name in order:
+        rng.shuffle(groups[name])
+    dealt = [groups[name] for name in order]
+    return [g[i] for i in range(max(map(len, dealt), default=0)) for g in dealt if i < len(g)]
+
+
 def one_record_question(task: str, n: int, records: Sequence[Record], rng: random.Random,
                         exclude: set[str]) -> Question | None:
-    cands = [r for r in records if len(lookup_fields(r)) >= n]
-    rng.shuffle(cands)
+    cands = by_source_in_turn([r for r in records if len(lookup_fields(r)) >= n],
+                              source_of, rng)
     for rec in cands:
         names = rng.sample(lookup_fields(rec), n)
         spec = {"op": "lookup", "kind": rec.kind, "record": rec.description, "fields": names,
@@ -93,8 +109,8 @@ def many_records_question(task: str, n: int, records: Sequence[Record], rng: ran
         for name in lookup_fields(rec):  # one kind and one phrase in every record named
             by_key.setdefault((rec.kind, name, words[name], kind_of(rec).plural),
                               []).append(rec)
-    keys = sorted(k for k, recs in by_key.items() if len(recs) >= n)
-    rng.shuffle(keys)
+    keys = by_source_in_turn(sorted(k for k, recs in by_key.items() if len(recs) >= n),
+                             lambda k: source_of(by_key[k][0]), rng)
     for kind, name, words_, kinds in keys:
         chosen = rng.sample(by_key[(kind, name, words_, kinds)], n)
         descs = [r.description for r in chosen]

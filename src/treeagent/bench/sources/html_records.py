@@ -320,8 +320,9 @@ def _table_items(tree: Tree, table: Node) -> tuple[str, Items]:
             found = [([lbl], v) for lbl, t in pairs
                      if isinstance(t, str) and (v := cell_value(t)) is not None]
             fields = name_fields(found)
-            if len(fields) >= 2:
-                cands = [t for t in (title, *(t for _, t in pairs))
+            if len(fields) >= 2:  # named by a value a reader finds under its label; a
+                # title row names no field, so it describes the table only as a last resort
+                cands = [t for t in (*(t for _, t in pairs), title)
                          if isinstance(t, str) and t and len(t) <= 80]
                 return "specification table", [(table, fields, cands)]
     return "", []
