@@ -179,3 +179,17 @@ def test_a_header_that_is_no_noun_is_quoted_as_the_label_it_is():
         assert re.search(r'"d" values?\b', t) and not re.search(r"\b(?:lowest|highest) d\b", t), t
     assert any(re.match(r'Which two "Joined MAC" values occur most often among', t)
                for t in mac), mac
+
+
+def test_an_amount_of_money_or_a_unit_is_never_the_number_of_it():
+    # 'time zone in minutes' is one offset, not a count of minutes; USAspending's
+    # 'COVID-19 Obligations' and 'total_outlays' are dollar amounts
+    assert tasks.amount("time zone in minutes") == "time zone in minutes"
+    assert tasks.amount("goals") == "number of goals"
+    recs = records_from_text("json", "usaspending", json.dumps({"results": [
+        {"Award ID": f"AW{i}", "COVID-19 Obligations": 1000.5 * i, "total_outlays": 20.25 * i}
+        for i in range(1, 7)]}), unit_id="json/usaspending/a")
+    asked = [q.question for task in ("numeric_extremum", "conditional_count", "one_field")
+             for q in _asked(recs, task)]
+    assert any("obligat" in t for t in asked) and any("outlay" in t for t in asked), asked
+    assert not any("number of COVID-19" in t or "number of total" in t for t in asked), asked

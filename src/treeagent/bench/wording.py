@@ -121,8 +121,9 @@ _SINGULAR_S = frozenset({"alias", "atlas", "bias", "canvas", "gas", "news", "ser
 def be(words: str) -> str:
     """'are' when a field phrase names a plural ('the dynamic properties', 'the IDs'),
     else 'is' ('the status', 'the address', 'the analysis', 'the CVSS v3.1 base score');
-    the head noun is the last word before any 'of' ('the number of references': 'is')."""
-    head = words.split(" of ")[0].split()
+    the head noun is the last word before any 'of' or 'in' ('the number of references',
+    'the time zone in minutes': 'is')."""
+    head = words.split(" of ")[0].split(" in ")[0].split()
     last = head[-1] if head else ""
     plural = (len(last) > 2 and last.endswith("s") and last[-2] not in "sSuU'"
               and not last.endswith("is") and last.lower() not in _SINGULAR_S)

@@ -347,7 +347,8 @@ _USASPENDING_FIELDS: dict[str, str | None] = {
     "location": "", "address_line1": "address line 1", "address_line2": "address line 2",
     "location_country_code": "country code", "zip4": "ZIP code extension", "zip5": "ZIP code",
     "zip": "ZIP code", "congressional_code": "congressional district",
-    "COVID-19 Obligations": "COVID-19 obligations", "COVID-19 Outlays": "COVID-19 outlays",
+    "COVID-19 Obligations": "COVID-19 obligated amount",
+    "COVID-19 Outlays": "COVID-19 outlay amount",
     "def_codes": "disaster emergency fund code", "agency_slug": None,
     "funding_agency_slug": None, "awarding_agency_slug": None, "slug": None,
     "icon_filename": None, "has_agency_page": None, "toptier_code": "toptier agency code",
@@ -365,10 +366,10 @@ _USASPENDING_FIELDS: dict[str, str | None] = {
     "prime_award_recipient_id": "prime recipient ID",
     "sub_award_recipient_id": "subrecipient ID", "is_quarterly_submission":
     "quarterly submission flag", "latest_transaction_contract_data": "",
-    "fed_biz_opps": "federal business opportunities",
+    "fed_biz_opps": "federal business opportunities code",
     "fed_biz_opps_description": "federal business opportunities description",
     "type_set_aside": "set-aside type", "type_set_aside_description":
-    "set-aside description", "total_outlays": "total outlays",
+    "set-aside description", "total_outlays": "total outlay amount",
     "funding_toptier_agency_id": "funding toptier agency ID",
     "awarding_toptier_agency_id": "awarding toptier agency ID",
     "primary_assistance_listing": "", "cfda_number": "CFDA number",
