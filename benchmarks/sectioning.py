@@ -8,11 +8,16 @@ The JavaScript input is also parsed with the ``mixed`` cross-check (json5 reads 
 literal's non-JSON skeleton) for comparison with the default ``twin`` one. A closing
 table gives the CPU-time ratios against one encode and against chonkie, with the
 targets: JavaScript <= 1x one encode and <= 2x chonkie, YAML <= 0.5x chonkie.
+
+``--digest`` times nothing: it prints, per input, a sha256 over the sections (index,
+kind, span, path, token count, text), B* and the residual links, to show that a change
+of the code leaves the sections as they were (run it before and after).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -176,11 +181,17 @@ def main() -> None:
                     help="size of the JavaScript input (the samples' literals, repeated)")
     ap.add_argument("--formats", nargs="+", default=["json", "html", "yaml", "javascript"])
     ap.add_argument("--tokenizer", default="qwen3")
+    ap.add_argument("--digest", action="store_true",
+                    help="print a sha256 of each input's sections instead of timings")
     args = ap.parse_args()
     tk = tokens.load(args.tokenizer)
     prepare = getattr(tk, "prepare", None)
     if prepare is not None:  # part of loading the tokenizer (the tiktoken twin), untimed
         prepare()
+    if args.digest:
+        for fmt in args.formats:
+            print(sections_digest(fmt, args, tk), flush=True)
+        return
     print("chonkie RecursiveChunker: same tokenizer object; it splits at line breaks first "
           "(then sentences, pauses, words, tokens), counts every split with the tokenizer "
           "(lru_cache of 4,096 splits, cleared before each run) and adds counts when merging "
@@ -199,13 +210,31 @@ def main() -> None:
               f"{targets.get(fmt, 'not slower than before')}")
 
 
+def input_text(fmt: str, args: argparse.Namespace) -> str:
+    """The input of ``fmt`` at the sizes asked (``--tokens``, ``--js-tokens``)."""
+    chars = {"json": 2.0, "javascript": 4.7}.get(fmt, 3.5)
+    n_target = args.js_tokens if fmt == "javascript" else args.tokens
+    return build_input(fmt, int(n_target * chars))
+
+
+def sections_digest(fmt: str, args: argparse.Namespace, tk) -> str:
+    """``fmt chars sections B* sha256``: the sha256 over every section's index, kind,
+    span, path, token count and text, then B* and the residual links."""
+    text = input_text(fmt, args)
+    r = section_tree(formats.parse(text, fmt), tk, args.budget)
+    h = hashlib.sha256()
+    for s in r.sections:
+        h.update(json.dumps([s.index, s.kind, s.start, s.end, s.path, s.tokens,
+                             s.text(text)]).encode("utf-8", "surrogatepass"))
+    h.update(json.dumps([r.budget, r.links]).encode())
+    return f"{fmt} {len(text)} chars, {len(r.sections)} sections, B*={r.budget}: {h.hexdigest()}"
+
+
 def bench_format(fmt: str, args: argparse.Namespace, tk) -> tuple[str, int, float, float,
                                                                  float | None]:
     """Print one input's figures; return (format, tokens, CPU of one encode, of ours, of
     chonkie or None)."""
-    chars = {"json": 2.0, "javascript": 4.7}.get(fmt, 3.5)
-    n_target = args.js_tokens if fmt == "javascript" else args.tokens
-    text = build_input(fmt, int(n_target * chars))
+    text = input_text(fmt, args)
     n_tok = tk.count(text)
     t_encode, _ = median_time(lambda: tk.encode(text), args.runs, "encode")
 

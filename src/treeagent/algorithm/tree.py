@@ -37,7 +37,6 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - last_nl
 
 
-@dataclass(slots=True, eq=False)
 class Node:
     """One node of a hierarchical document.
 
@@ -45,21 +44,82 @@ class Node:
     ``['odd key']``, ``[3]``, ``/div[2]``. ``atomic`` nodes are never split (A.1);
     ``divisible`` leaves may be cut by SplitText inside ``[cut_start, cut_end)`` and
     fragments are re-wrapped in ``quote`` (empty when no re-quoting is needed).
+
+    Memory (a document has ~30,000 nodes per MB): ten slots; ``atomic``, ``divisible``
+    and ``quote`` are read from one shared tuple per combination, and the two cut
+    offsets are packed into one int (``_cut``, None when both are -1). Equality is
+    identity.
     """
 
-    kind: str
-    start: int
-    end: int
-    step: str = ""
-    label: str | int | None = None
-    children: list[Node] = field(default_factory=list)
-    atomic: bool = False
-    divisible: bool = False
-    cut_start: int = -1
-    cut_end: int = -1
-    quote: str = ""
-    id: int = -1
-    parent: Node | None = field(default=None, repr=False)
+    __slots__ = ("kind", "start", "end", "step", "label", "children", "id", "parent",
+                 "_leaf", "_cut")
+
+    def __init__(
+        self, kind: str, start: int, end: int, step: str = "",
+        label: str | int | None = None, children: list[Node] | None = None,
+        atomic: bool = False, divisible: bool = False, cut_start: int = -1,
+        cut_end: int = -1, quote: str = "", id: int = -1, parent: Node | None = None,
+    ) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.step = step
+        self.label = label
+        self.children = [] if children is None else children
+        self.id = id
+        self.parent = parent
+        self._leaf = _leaf_flags(atomic, divisible, quote)
+        self._cut = None if cut_start == -1 and cut_end == -1 else _pack_cut(cut_start, cut_end)
+
+    def __repr__(self) -> str:
+        return (f"Node(kind={self.kind!r}, start={self.start}, end={self.end}, "
+                f"step={self.step!r}, label={self.label!r}, children={self.children!r}, "
+                f"atomic={self.atomic}, divisible={self.divisible}, "
+                f"cut_start={self.cut_start}, cut_end={self.cut_end}, quote={self.quote!r}, "
+                f"id={self.id})")
+
+    @property
+    def atomic(self) -> bool:
+        return self._leaf[0]
+
+    @atomic.setter
+    def atomic(self, value: bool) -> None:
+        self._leaf = _leaf_flags(value, self._leaf[1], self._leaf[2])
+
+    @property
+    def divisible(self) -> bool:
+        return self._leaf[1]
+
+    @divisible.setter
+    def divisible(self, value: bool) -> None:
+        self._leaf = _leaf_flags(self._leaf[0], value, self._leaf[2])
+
+    @property
+    def quote(self) -> str:
+        return self._leaf[2]
+
+    @quote.setter
+    def quote(self, value: str) -> None:
+        self._leaf = _leaf_flags(self._leaf[0], self._leaf[1], value)
+
+    @property
+    def cut_start(self) -> int:
+        return -1 if self._cut is None else _unpack_cut(self._cut)[0]
+
+    @cut_start.setter
+    def cut_start(self, value: int) -> None:
+        self._set_cut(value, self.cut_end)
+
+    @property
+    def cut_end(self) -> int:
+        return -1 if self._cut is None else _unpack_cut(self._cut)[1]
+
+    @cut_end.setter
+    def cut_end(self, value: int) -> None:
+        self._set_cut(self.cut_start, value)
+
+    def _set_cut(self, start: int, end: int) -> None:
+        self._cut = None if start == -1 and end == -1 else _pack_cut(start, end)
 
     @property
     def is_leaf(self) -> bool:
@@ -68,7 +128,35 @@ class Node:
     @property
     def indivisible(self) -> bool:
         """True when Algorithm 1 must keep this node whole even above the budget."""
-        return self.atomic or (not self.children and not self.divisible)
+        return self._leaf[0] or (not self.children and not self._leaf[1])
+
+
+#: one (atomic, divisible, quote) tuple per combination, shared by every node
+_LEAF_FLAGS: dict[tuple[bool, bool, str], tuple[bool, bool, str]] = {}
+_CUT_BITS = 32
+_CUT_MASK = (1 << _CUT_BITS) - 1
+
+
+def _leaf_flags(atomic: bool, divisible: bool, quote: str) -> tuple[bool, bool, str]:
+    key = (bool(atomic), bool(divisible), quote)
+    hit = _LEAF_FLAGS.get(key)
+    if hit is None:
+        hit = _LEAF_FLAGS[key] = key
+    return hit
+
+
+def _pack_cut(start: int, end: int) -> int | tuple[int, int]:
+    """Both cut offsets (each >= -1) in one int: one object of 32 bytes for texts below
+    2**28 characters instead of two; a pair where an offset does not fit 32 bits."""
+    if -1 <= end < _CUT_MASK and start >= -1:
+        return ((start + 1) << _CUT_BITS) | (end + 1)
+    return (start, end)
+
+
+def _unpack_cut(packed: int | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(packed, tuple):
+        return packed
+    return (packed >> _CUT_BITS) - 1, (packed & _CUT_MASK) - 1
 
 
 @dataclass(slots=True, eq=False)
@@ -90,7 +178,8 @@ class Tree:
 
     def index(self) -> None:
         """Assign preorder ids and parent pointers (iteratively: deep trees are fine);
-        every leaf's children become the one shared ``NO_CHILDREN`` (memory)."""
+        every leaf's children become the one shared ``NO_CHILDREN``, every other node's
+        a tuple (memory: no list header and no spare capacity)."""
         nodes: list[Node] = []
         stack = [self.root]
         self.root.parent = None
@@ -98,10 +187,13 @@ class Tree:
             node = stack.pop()
             node.id = len(nodes)
             nodes.append(node)
-            if not node.children:
+            kids = node.children
+            if not kids:
                 node.children = NO_CHILDREN
                 continue
-            for child in reversed(node.children):
+            if type(kids) is not tuple:
+                node.children = kids = tuple(kids)
+            for child in reversed(kids):
                 child.parent = node
                 stack.append(child)
         self.nodes = nodes
