@@ -11,8 +11,10 @@ context, and none of a dev context in a train one:
   with its page or interaction index dropped (``libcomcat__dataframes_association__3``
   and ``__11`` are two recordings of one query), joined with every other unit naming a
   record of the same description (one earthquake in two responses);
-* a group goes to the split its stable hash falls in (:func:`partition`), with shares
-  proportional to each split's examples (the same units per example in every split);
+* groups are dealt in the order of a seeded hash of their key, each to the split
+  furthest below its share of the pool's text (:func:`partition`), shares proportional
+  to each split's examples (the same text per example in every split): a split's share
+  is off by at most one group, which a small pool cannot leave to chance;
 * dev and train sizes are totals (``build.splits``), spread over the grid's cells as
   evenly as the total allows (:func:`quotas`); test keeps ``per_cell`` in every cell.
 
@@ -93,27 +95,28 @@ def position(seed: int | str, key: str) -> float:
 
 
 def partition(group_of: Mapping[str, str], weights: Mapping[str, float],
-              seed: int | str) -> dict[str, str]:
-    """Unit id -> split: each group goes to the split whose share of [0, 1) its
-    :func:`position` falls in (shares proportional to ``weights``, in ``SPLITS`` order).
-    A unit's split depends only on its group's key, the weights and the seed: adding
-    units elsewhere in the pool moves none."""
+              seed: int | str, size_of: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Unit id -> split. Groups are taken in the order of their :func:`position` (a
+    seeded hash of the group key) and each goes whole to the split furthest below its
+    share of the pool (held size / weight smallest; ties in ``SPLITS`` order), sizes
+    from ``size_of`` (default 1 per unit). So a split is never ahead of another's share
+    by more than the largest group, whatever the pool, and the result depends only on
+    the groups, their sizes, the weights and the seed."""
     names = [s for s in SPLITS if weights.get(s, 0) > 0]
     bad = [s for s in weights if s not in SPLITS]
     if bad or any(w < 0 for w in weights.values()) or not names:
         raise ValueError(f"split weights {dict(weights)}: give non-negative weights of "
                          f"{', '.join(SPLITS)}, one of them positive")
-    total = float(sum(weights[s] for s in names))
-    bounds, acc = [], 0.0
-    for s in names:
-        acc += weights[s] / total
-        bounds.append((acc, s))
-
-    def split_of(group: str) -> str:
-        p = position(seed, group)
-        return next((s for b, s in bounds if p < b), names[-1])
-
-    return {u: split_of(g) for u, g in group_of.items()}
+    size: dict[str, int] = {}
+    for unit, group in group_of.items():
+        size[group] = size.get(group, 0) + (1 if size_of is None else size_of[unit])
+    held = dict.fromkeys(names, 0)
+    split_of: dict[str, str] = {}
+    for group in sorted(size, key=lambda g: (position(seed, g), g)):
+        split = min(names, key=lambda s: held[s] / weights[s])  # first of ties: SPLITS order
+        split_of[group] = split
+        held[split] += size[group]
+    return {u: split_of[g] for u, g in group_of.items()}
 
 
 def quotas(total: int, task_names: Sequence[str], lengths: Sequence[int]
@@ -145,8 +148,9 @@ def sizes(per_cell: int, task_names: Sequence[str], lengths: Sequence[int],
 def assign(units: Sequence[Unit], totals: Mapping[str, int], seed: int | str
            ) -> dict[str, list[Unit]]:
     """The units of each split (input order kept), partitioned by source-document group
-    with shares proportional to ``totals`` (:func:`sizes`)."""
-    split_of = partition(unit_groups(units), totals, seed)
+    with shares of the pool's text (characters, a stand-in for tokens that needs no
+    tokenizer) proportional to ``totals`` (:func:`sizes`)."""
+    split_of = partition(unit_groups(units), totals, seed, {u.id: len(u.text) for u in units})
     out: dict[str, list[Unit]] = {s: [] for s in SPLITS if totals.get(s, 0) > 0}
     for u in units:
         out[split_of[u.id]].append(u)
