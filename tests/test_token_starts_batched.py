@@ -78,6 +78,7 @@ def reference_safe_points(text: str, lines: bool) -> tuple[list[int], list[int]]
     digit = (code >= 48) & (code <= 57)
     points = np.flatnonzero(digit[:-1] & ~digit[1:] & (code[1:] < 128)) + 1
     if not lines:
+        points = points[first_per_gap(points)]
         return points.tolist(), (points - 1).tolist()
     breaks = np.flatnonzero(code == 10)
     nonblank = np.flatnonzero((code != 32) & (code != 9))
@@ -91,14 +92,22 @@ def reference_safe_points(text: str, lines: bool) -> tuple[list[int], list[int]]
     cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
     need = np.concatenate([points - 1, first, first[indented]])
     order = np.argsort(cuts, kind="stable")
-    return cuts[order].tolist(), need[order].tolist()
+    keep = first_per_gap(cuts[order])
+    return cuts[order][keep].tolist(), need[order][keep].tolist()
+
+
+def first_per_gap(cuts: np.ndarray) -> list[int]:
+    """Positions of the first cut of every ``_POINTS_GAP`` characters (sorted cuts)."""
+    return [i for i, c in enumerate(cuts)
+            if i == 0 or c // tokens._POINTS_GAP != cuts[i - 1] // tokens._POINTS_GAP]
 
 
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=TEXTS, lines=st.booleans())
+@given(text=TEXTS, lines=st.booleans(), gap=st.sampled_from([1, 3, 64]))
 def test_safe_points_in_chunks_equal_the_whole_text_scan(monkeypatch, text: str,
-                                                         lines: bool) -> None:
+                                                         lines: bool, gap: int) -> None:
     monkeypatch.setattr(tokens, "_POINTS_CHUNK", 5)
+    monkeypatch.setattr(tokens, "_POINTS_GAP", gap)
     cuts, need = tokens._safe_points(text, lines)
     assert (cuts.tolist(), need.tolist()) == reference_safe_points(text, lines)

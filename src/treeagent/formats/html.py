@@ -25,7 +25,7 @@ from __future__ import annotations
 import gc
 import re
 
-from treeagent.algorithm.tree import Node, ParseError, Tree
+from treeagent.algorithm.tree import NO_CHILDREN, Node, ParseError, Tree
 from treeagent.formats import Format
 
 _ATTRS = r"""(?:[^>=]++|=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >]*+))*+"""
@@ -150,6 +150,7 @@ class _Builder:
         node.end = end
         if node.children:
             _assign_steps(node.children)
+        node.children = _closed(node.children)
 
     def pop_to(self, i: int, end: int = -1) -> None:
         """Close ``nodes[i:]``; ``nodes[i]`` ends at ``end`` when given, the rest implied."""
@@ -167,6 +168,13 @@ class _Builder:
                 node.end = kids[-1].end
             if kids:
                 _assign_steps(kids)
+            node.children = _closed(kids)
+
+
+def _closed(kids: list[Node]) -> tuple[Node, ...]:
+    """A closed element's children as a tuple (memory: the list's blocks serve the next
+    element's list; ``Tree.index`` would make the tuple later)."""
+    return tuple(kids) if kids else NO_CHILDREN  # type: ignore[return-value]
 
 
 def _assign_steps(kids: list[Node]) -> None:
@@ -192,12 +200,12 @@ def _assign_steps(kids: list[Node]) -> None:
 
 
 def _text(start: int, end: int) -> Node:
-    return Node("text", start, end, "", "text()", [], False, True, start, end, "")
+    return Node("text", start, end, "", "text()", NO_CHILDREN, False, True, start, end, "")
 
 
 def _leaf(kind: str, start: int, end: int, label: str) -> Node:
     """An atomic leaf: void/self-closing/script/style element, comment, doctype, CDATA."""
-    return Node(kind, start, end, "", label, [], True)
+    return Node(kind, start, end, "", label, NO_CHILDREN, True)
 
 
 def _raw_end(text: str, name: str, pos: int) -> tuple[int, int]:

@@ -139,6 +139,8 @@ def parse(text: str) -> Tree:
             counts.pop()
             pending.pop()
             node.end = m.end()
+            kids = node.children  # closed: a tuple now, the list's memory serves the next
+            node.children = tuple(kids) if kids else NO_CHILDREN
             expect_key = False
             continue
         if expect_key and c == '"':

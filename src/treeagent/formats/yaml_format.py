@@ -327,11 +327,15 @@ class _Builder:
                 frame = stack.pop()
                 node = frame.node
                 e = ev.end_mark.index + off
+                kids = node.children
+                # closed: its children as a tuple now, while the list's memory can serve
+                # the next container's list (memory, Tree.index)
+                node.children = tuple(kids) if kids else NO_CHILDREN
                 if frame.flow and e > node.start and text[e - 1] == (
                         "}" if frame.kind == _MAP else "]"):
                     node.end = e
-                elif node.children:
-                    node.end = node.children[-1].end
+                elif kids:
+                    node.end = kids[-1].end
                 else:
                     node.end = max(node.start, e)
                 top = stack[-1]

@@ -720,6 +720,7 @@ class TokenIndex:
 
 
 _POINTS_CHUNK = 1 << 18  # characters scanned at a time by ``_safe_points`` (memory)
+_POINTS_GAP = 64  # ``_safe_points`` keeps one cut per this many characters (memory)
 
 
 def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -731,7 +732,9 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
     at the cut); with ``lines`` also the line-start cuts of ``_line_pieces``, which
     hold only while the span reaches the line's first non-indentation character.
     The text is scanned ``_POINTS_CHUNK`` characters at a time; offsets are int32
-    (int64 from 2**31 characters).
+    (int64 from 2**31 characters). Only the first cut of every ``_POINTS_GAP``
+    characters is kept (memory: a cut every ~30 characters took ~2 MB per MB of YAML):
+    any two cuts give the exact count, farther ones only tokenize longer edges.
     """
     dtype = np.int32 if len(text) < 2**31 else np.int64
     if not text:
@@ -744,8 +747,8 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
                              dtype=np.uint32)  # fmt: skip
         digit = (code >= 48) & (code <= 57)
         cut = digit[:-1] & ~digit[1:] & (code[1:] < 128)
-        parts.append((np.flatnonzero(cut) + (lo + 1)).astype(dtype))
-    points = np.concatenate(parts)
+        parts.append(_first_per_gap((np.flatnonzero(cut) + (lo + 1)).astype(dtype)))
+    points = _first_per_gap(np.concatenate(parts))  # a run may straddle two chunks
     if not lines:
         return points, points - 1
     # a line start: "\n", indentation, then a character of [!-.0-~] (33-126 less "/")
@@ -758,4 +761,17 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
     cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
     need = np.concatenate([points - 1, first, first[indented]])
     order = np.argsort(cuts, kind="stable")
-    return cuts[order], need[order]
+    cuts, need = cuts[order], need[order]
+    keep = _first_per_gap(cuts, mask=True)
+    return cuts[keep], need[keep]
+
+
+def _first_per_gap(cuts: np.ndarray, mask: bool = False) -> np.ndarray:
+    """The first of the (sorted) ``cuts`` in each run of ``_POINTS_GAP`` characters
+    (or, with ``mask``, which to keep): kept cuts lie at most 2 * ``_POINTS_GAP`` apart
+    where the text has cuts that close."""
+    bucket = cuts // _POINTS_GAP
+    keep = np.ones(len(cuts), dtype=bool)
+    if len(cuts) > 1:
+        np.not_equal(bucket[1:], bucket[:-1], out=keep[1:])
+    return keep if mask else cuts[keep]
