@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,7 @@ from treeagent.formats.escapes import backslash_run, key_step_printable
 from treeagent.formats.js_syntax import (
     _bindings,
     _Offsets,
+    _parts_bindings,
     _program_bindings,
     _Reject,
     _significant,
@@ -139,18 +141,75 @@ class Rejection:
     reason: str
 
 
-def _parse(text: str, dynamic: Dynamic, crosscheck: Crosscheck) -> tuple[Tree, object]:
+def _parse(text: str, dynamic: Dynamic, crosscheck: Crosscheck,
+           values: bool = True) -> tuple[Tree, object]:
+    """(tree, static value); the value is None unless ``values`` (a program's bindings'
+    values are then not kept: memory)."""
     lead = _LEAD.match(text)
     first = text[lead.end() : lead.end() + 1] if lead else ""
     bare = first in ("{", "[", "(")
+    if not bare and len(text) > _PART_CHARS:
+        try:
+            return _parse_program_parts(text, _Builder(text, _Offsets(text, 0), dynamic,
+                                                       crosscheck), values)
+        except _NoParts:
+            pass  # the whole text at once: same tree, or the same error
     root_ts, offsets = _syntax_tree(text, _BARE_PREFIX if bare else "")
     builder = _Builder(text, offsets, dynamic, crosscheck)
     try:
         if bare:
             return _parse_bare(text, root_ts, builder)
-        return _parse_program(text, root_ts, builder)
+        return _parse_program(text, [(root_ts, offsets.char)], builder, values)
     except _Reject as rej:
         raise ParseError.at(text, rej.offset, rej.message) from None
+
+
+#: a program longer than this many characters is parsed in parts of about this size
+_PART_CHARS = 1 << 16
+
+
+class _NoParts(Exception):
+    """The text cannot be read part by part as one program: read it whole."""
+
+
+def _program_parts(text: str, builder: _Builder
+                   ) -> Iterator[tuple[TSNode, Callable[[int], int]]]:
+    """Tree-sitter's syntax tree of each part of a program, one at a time (memory: the
+    whole text's tree takes ~9 MB per MB), with its byte -> character map.
+
+    A part ends at the first ``;`` followed by a line break ``_PART_CHARS`` characters
+    or more into it. It is accepted only where its own parse has no error, no hashbang
+    line past the first part, and its last statement ends at that ``;``: the next part
+    then starts where a program starts (no token, comment, string or template spans
+    the cut, and a statement ended by ``;`` takes nothing after it; ``else`` or
+    ``while`` after it would fail the next part's own parse). Else ``_NoParts``.
+    """
+    offsets = builder.off
+    a = 0
+    byte = 0
+    n = len(text)
+    while a < n:
+        b = text.find(";\n", a + _PART_CHARS)
+        b = n if b < 0 else b + 1
+        data = _ts_bytes(text[a:b])
+        root_ts = syntax_root(data)
+        last = root_ts.child(root_ts.child_count - 1) if root_ts.child_count else None
+        if root_ts.has_error or (b < n and (last is None or last.end_byte != len(data))) or (
+                a > 0 and any(ch.type == "hash_bang_line" for ch in root_ts.children)):
+            raise _NoParts
+        builder.use_offsets(offsets.moved(byte))  # the builder reads this part's nodes
+        yield root_ts, builder.off.char
+        byte += len(data)
+        a = b
+
+
+def _parse_program_parts(text: str, builder: _Builder, values: bool) -> tuple[Tree, object]:
+    """:func:`_parse_program` over the program's parts; ``_NoParts`` for any error (the
+    whole text's parse then reports the first one, a syntax error first)."""
+    try:
+        return _parse_program(text, _program_parts(text, builder), builder, values)
+    except (_Reject, ParseError):
+        raise _NoParts from None
 
 
 
@@ -175,16 +234,21 @@ def _parse_bare(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree, ob
 
 
 
-def _parse_program(text: str, root_ts: TSNode, builder: _Builder) -> tuple[Tree, object]:
+def _parse_program(text: str, parts: Iterable[tuple[TSNode, Callable[[int], int]]],
+                   builder: _Builder, values: bool = True) -> tuple[Tree, object]:
+    """The program of initializers whose consecutive parts' syntax trees ``parts`` gives
+    (each with its byte -> character map); its bindings' values when ``values``."""
     root = Node("program", 0, len(text))
-    result: dict[str, object] = {}
-    for label, value_ts, start, end in _program_bindings(root_ts, builder.off.char):
+    result: dict[str, object] | None = {} if values else None
+    for label, value_ts, start, end in _parts_bindings(parts):
         lit = builder.build(value_ts, start, key_step_printable(label), label)
         builder.check(lit)
         node = lit.nodes[0]
         node.end = end
         root.children.append(node)
-        result[label] = lit.values[0]
+        if result is not None:
+            result[label] = lit.values[0]
+        del lit
     if not root.children:
         raise ParseError.at(text, 0, "no static initializer found")
     return Tree(text, root, "javascript", "$"), result
@@ -212,7 +276,7 @@ def parse(text: str, *, dynamic: Dynamic = "reject", crosscheck: Crosscheck = "m
     instead of rejecting them (A.1); ``crosscheck`` chooses the reference reader (module
     docstring).
     """
-    tree = _parse(text, dynamic, crosscheck)[0]
+    tree = _parse(text, dynamic, crosscheck, values=False)[0]
     if "/" in text:  # comments stay with their neighbour (after the checks: spans only),
         # inside each binding: bindings keep the spans binding_spans gives
         program = tree.root.kind == "program"

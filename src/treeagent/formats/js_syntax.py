@@ -9,8 +9,9 @@ statement, and tree-sitter's view of a text (:func:`_ts_bytes`, :func:`_syntax_t
 from __future__ import annotations
 
 import bisect
+import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import tree_sitter_javascript
 from tree_sitter import Language, Parser
@@ -48,6 +49,13 @@ class _Offsets:
                 self.extra.append(extra)
 
         self.char: Callable[[int], int] = self._ascii if self.ascii else self._general
+
+    def moved(self, by: int) -> _Offsets:
+        """The same map for a syntax tree of the text's part starting at byte ``by``."""
+        out = copy.copy(self)
+        out.shift = self.shift - by
+        out.char = out._ascii if out.ascii else out._general
+        return out
 
     def _ascii(self, byte: int) -> int:
         b = byte - self.shift
@@ -216,13 +224,33 @@ def _program_bindings(root_ts: TSNode, c: Callable[[int], int]
     """Each top-level binding of a program of initializers as (label, value, start, end)
     (a declaration of several bindings is split between them); _Reject for a statement
     that is not a binding and for a duplicate name."""
+    return _parts_bindings([(root_ts, c)])
+
+
+def _parts_bindings(parts: Iterable[tuple[TSNode, Callable[[int], int]]]
+                    ) -> Iterator[tuple[str, TSNode, int, int]]:
+    """:func:`_program_bindings` over the syntax trees of consecutive parts of one
+    program (each with its byte -> character map), one part's tree at a time."""
     labels: set[str] = set()
     prologue = True
+    for root_ts, c in parts:
+        for found in _statement_bindings(root_ts, c, labels, prologue):
+            if found is None:
+                prologue = False
+                continue
+            yield found
+
+
+def _statement_bindings(root_ts: TSNode, c: Callable[[int], int], labels: set[str],
+                        prologue: bool) -> Iterator[tuple[str, TSNode, int, int] | None]:
+    """The bindings of one syntax tree's statements; None once the prologue is over."""
     for stmt in _iter_significant(root_ts):
         if prologue and stmt.type == "expression_statement" and stmt.named_child_count == 1 \
                 and stmt.named_children[0].type == "string":
             continue  # directive prologue ("use strict")
-        prologue = False
+        if prologue:
+            prologue = False
+            yield None
         try:
             found = _bindings(stmt)
         except _Reject as rej:

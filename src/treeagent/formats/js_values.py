@@ -182,6 +182,11 @@ class _Builder(_CrossCheck):
         self.crosscheck = crosscheck
         self._c = offsets.char
 
+    def use_offsets(self, offsets: _Offsets) -> None:
+        """Read the nodes of another syntax tree of the text (a part of a program)."""
+        self.off = offsets
+        self._c = offsets.char
+
     def _dynamic(self, lit: _Literal, ts: TSNode, start: int, step: str,
                  label: str | int | None, culprit: TSNode, message: str
                  ) -> tuple[Node, object, bool]:
