@@ -193,3 +193,21 @@ def test_an_amount_of_money_or_a_unit_is_never_the_number_of_it():
              for q in _asked(recs, task)]
     assert any("obligat" in t for t in asked) and any("outlay" in t for t in asked), asked
     assert not any("number of COVID-19" in t or "number of total" in t for t in asked), asked
+
+
+def test_a_header_that_is_a_preposition_or_a_bare_superlative_is_quoted_as_a_label():
+    # 'an against less than 6', 'What is the best of ...': 'Against' and 'Best' name
+    # no thing; the question quotes them as the labels they are
+    recs = records_from_text("html", "wikitables", (
+        "<table><tr><th>Team</th><th>Against</th><th>Best</th><th>Year</th></tr>"
+        + "".join(f"<tr><td>Team {c}</td><td>{a}</td><td>{b}</td><td>{2000 + a}</td></tr>"
+                  for c, a, b in (("A", 3, "12:49.5"), ("B", 7, "13:02.1"), ("C", 5, "12:55.8"),
+                                  ("D", 9, "13:20.6"), ("E", 4, "12:52.3")))
+        + "</table>"), unit_id="html/wikitables/a")
+    asked = [q.question for task in _TASKS for q in _asked(recs, task)]
+    against = [t for t in asked if "gainst" in t]
+    best = [t for t in asked if "est" in t.replace("highest", "").replace("lowest", "")
+            .replace("latest", "").replace("earliest", "")]
+    assert against and best
+    assert all('"Against" value' in t for t in against), against
+    assert all('"Best" value' in t for t in best), best

@@ -160,6 +160,14 @@ def field_words(rec: Record) -> dict[str, str]:
 
 
 _LABEL_KEYS = ("@column", "@label")
+#: One-word headers that name no thing: prepositions (a closed class: 'For', 'Against'),
+#: bare superlatives and results-table participles ('Best', 'Won', 'Lost').
+_NO_NOUN = frozenset(
+    "about above across after against along among around at before behind below beneath "
+    "beside besides between beyond by despite down during except for from in inside into "
+    "near of off on onto out outside over past per since through to toward towards under "
+    "until up upon via versus vs with within without best worst most least won lost drawn "
+    "tied".split())
 
 
 def shown_label(path: Sequence[Any]) -> str:
@@ -175,7 +183,8 @@ def as_label(words: str, path: Sequence[Any], values: Sequence[Scalar]) -> str:
     A page's header or label taken as is names its values as a noun only where it reads
     as one; otherwise the question quotes it as the label it is ('the "Joined MAC"
     value', 'the "d" value'): a header shown with capitals past its first letter, one of
-    fewer than three letters, or a plural ('Notes') whose values are texts, each one
+    fewer than three letters, a word that names no thing ('Against', 'Best': :data:`_NO_NOUN`),
+    or a plural ('Notes') whose values are texts, each one
     value (a number in a plural field is the number of it, :func:`amount`). Phrases the
     source's glossary gives, and every other key, stay as they are."""
     label = shown_label(path)
@@ -184,7 +193,8 @@ def as_label(words: str, path: Sequence[Any], values: Sequence[Scalar]) -> str:
     letters = sum(c.isalpha() for c in label)
     capitals = any(c.isupper() for c in label[1:])
     texts = any(isinstance(v, str) for v in values)
-    if capitals or letters < 3 or (be(words) == "are" and texts):
+    if (capitals or letters < 3 or norm(label) in _NO_NOUN
+            or (be(words) == "are" and texts)):
         return f'"{label}" value'
     return words
 

@@ -82,7 +82,7 @@ JS_REPOS: dict[str, dict[str, str]] = {
 ACRONYMS: dict[str, str] = {w.lower(): w for w in (
     "ID IDs URL URI DOI ISSN ISBN NCT FDA QC IPD DMC PI CFDA NAICS PSC UEI DUNS SAI IUCN "
     "GBIF CVSS CVE CWE API HTTP HTTPS JSON XML HTML CSS UTC OCID CPV SME VCSE RMS ORCID "
-    "SQL DNA").split()}
+    "SQL DNA PMID").split()}
 
 _USGS_FIELDS: dict[str, str | None] = {
     "mag": "magnitude", "magType": "magnitude type", "place": "place", "time": "origin time",
