@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,12 +104,23 @@ def evidence_sources(kept: Sequence[dict[str, Any]]) -> list[str]:
     return sorted({u.split("/")[1] for r in kept for u in r["source_ids"] if u.count("/") >= 2})
 
 
+def no_evidence(fmt: str, name: str) -> str:
+    """Why a source's data cannot supply evidence, as its registry entry declares it
+    (:attr:`~treeagent.bench.sources.registry.Source.no_evidence`; "" when it can)."""
+    from treeagent.bench.sources.vocabulary import source
+
+    src = source(fmt, name)
+    return getattr(src, "no_evidence", "") if src is not None else ""
+
+
 def shortfalls(fmt: str, cells: dict[str, dict[str, Any]], repeated: int,
-               with_records: Sequence[str], used: Sequence[str]) -> list[str]:
+               with_records: Sequence[str], used: Sequence[str],
+               why: Mapping[str, str] | None = None) -> list[str]:
     """One line per rule a format's cells break (``[]`` when none): a repeated (question,
     answer), a unit over its share of a cell, a count value over half a cell, a source
     with records never used as evidence (where the format kept at least one example per
-    source)."""
+    source), each with the reason in words where one is known (``why``, else the
+    source's declared :func:`no_evidence`)."""
     lines = []
     if repeated:
         lines.append(f"{fmt}: {repeated} repeated (question, answer) rejected by the gate")
@@ -122,6 +133,7 @@ def shortfalls(fmt: str, cells: dict[str, dict[str, Any]], repeated: int,
                          f"{f['top_count_examples']} of {f['kept']}")
     unused = sorted(set(with_records) - set(used))
     if unused and sum(f["kept"] for f in cells.values()) >= len(with_records):
+        reasons = {s: (why or {}).get(s) or no_evidence(fmt, s) for s in unused}
         lines.append(f"{fmt}: sources with records never used as evidence: "
-                     + ", ".join(unused))
+                     + "; ".join(f"{s} ({reasons[s]})" if reasons[s] else s for s in unused))
     return lines

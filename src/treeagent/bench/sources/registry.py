@@ -57,6 +57,7 @@ class Source:
     fields: Mapping[str, str | None] = field(default_factory=dict)
     kinds: Mapping[str, Kind] = field(default_factory=dict)
     names: tuple[str, ...] = ()
+    no_evidence: str = ""  # why the source's data cannot supply evidence (inventory)
 
     @property
     def folder(self) -> str:
@@ -492,7 +493,10 @@ SOURCES: dict[tuple[str, str], Source] = {
                names=("@term", "@text")),
         Source("html", "swde", "research use, no explicit license (SWDE book vertical)",
                mirror="swde-book-subset", suffixes=(".html", ".htm"), flags=("substitute",),
-               fields=_HTML_FIELDS, kinds=_KINDS_HTML, names=("@term", "@text")),
+               fields=_HTML_FIELDS, kinds=_KINDS_HTML, names=("@term", "@text"),
+               no_evidence="its book pages hold list items, whose one text is their own "
+               "name, and label/value DOM blocks, which have no reader-level address: no "
+               "record a lookup can ask; only a count over list items can use them"),
         Source("html", "readability", "publishers' content; mozilla/readability fixtures "
                "(Apache-2.0)", mirror="mozilla-readability-test-pages",
                suffixes=(".html", ".htm"), flags=("substitute",), fields=_HTML_FIELDS,
