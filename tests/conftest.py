@@ -1,16 +1,16 @@
 """Shared fixtures, and the test suite's layout over pytest-xdist workers.
 
 ``make test`` runs ``pytest -n auto --dist loadfile``: each test file runs in order on one
-worker and shares its module fixtures, and the longest files start first. (``--dist
-loadgroup`` with ``xdist_group`` marks did not keep a file together with the pytest and
-pytest-xdist releases this project resolves to: a file's tests went to both workers.) A
-worker's math libraries get its share of the cores (``OMP_NUM_THREADS``, read by torch in
-the worker and in the processes it starts), so two workers on two cores do not spin
-against each other. SmolLM2 is loaded once per worker process
-(``treeagent.llm.models.load_model`` keeps it; the converted weights are saved once on
-disk for every later process).
+worker and shares its module fixtures, and the longest files start first (pytest-xdist's
+own order, most tests first, would leave the pipeline files, one to five tests each, to
+the end, so it is switched off here). (``--dist loadgroup`` with ``xdist_group`` marks
+did not keep a file together with the pytest and pytest-xdist releases this project
+resolves to: a file's tests went to both workers.) A worker's math libraries get its
+share of the cores (``OMP_NUM_THREADS``, read by torch in the worker and in the processes
+it starts), so two workers on two cores do not spin against each other. SmolLM2 is loaded
+once per worker process (``treeagent.llm.models.load_model`` keeps it; the converted
+weights are saved once on disk for every later process).
 """
-
 import os
 import sys
 from pathlib import Path
@@ -26,11 +26,22 @@ if _WORKERS and "OMP_NUM_THREADS" not in os.environ:  # before anything imports 
 from helpers import SOURCES  # noqa: E402
 from treeagent.tokenizers import tokens  # noqa: E402
 
-# The longest files (minutes each on 2 cores: real pipelines, SmolLM2 end to end, every
-# mirror file), started first so that no worker is left with one of them at the end.
-_SLOW_FIRST = ("test_pipeline.py", "test_plugin_pipeline.py", "test_bench_sources.py",
-               "test_pipeline_rerun.py", "test_agents_smollm2.py", "test_evaluate_shards.py",
-               "test_html_format.py", "test_serve_cli.py", "test_llm_resume.py", "test_plan.py")
+# The longest files, longest first (measured with ``--durations``; minutes each on 2 cores:
+# real pipelines, SmolLM2 end to end, real DVC and Prefect, every mirror file), started
+# first so that no worker is left with one of them at the end while the other idles.
+_SLOW_FIRST = ("test_pipeline.py", "test_pipeline_rerun.py", "test_plugin_pipeline.py",
+               "test_plan.py", "test_agents_smollm2.py", "test_history.py",
+               "test_evaluate_shards.py", "test_bench_build.py", "test_bench_sources.py",
+               "test_dvc_remote.py", "test_deployment.py", "test_progress.py",
+               "test_javascript_format.py", "test_llm_transformers.py",
+               "test_second_readers.py", "test_js_twin.py", "test_bench_cells.py",
+               "test_bench_variety.py", "test_hostile_formats.py", "test_yaml_format.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # --dist loadfile/loadscope: hand out files in the order below, not by test count
+    if getattr(config.option, "dist", "no") in ("loadfile", "loadscope"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config, items):

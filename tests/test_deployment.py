@@ -7,7 +7,6 @@ one line and leaves params.yaml as it was."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,21 +16,13 @@ from typing import Any
 
 import pytest
 
-from helpers import stop_group
+from helpers import BIN, ROOT, free_port, prefect_server, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("prefect")
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 SCHEDULE = str(ROOT / "flows" / "schedule.py")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -72,7 +63,7 @@ def test_bump_without_a_reachable_server_fails_with_one_line(tmp_path: Path,
                                                              api_url: str | None) -> None:
     params = _params(tmp_path)
     before = params.read_text()
-    extra = {"PREFECT_API_URL": f"http://127.0.0.1:{_free_port()}/api"} if api_url else {}
+    extra = {"PREFECT_API_URL": f"http://127.0.0.1:{free_port()}/api"} if api_url else {}
     proc = subprocess.run([str(BIN / "python"), SCHEDULE, "bump", "memagent", "rev-2",
                            "--params", str(params)], env=_env(tmp_path / "home", **extra),
                           text=True, capture_output=True, timeout=60)
@@ -114,62 +105,48 @@ def _tiny_project(root: Path) -> Path:
 
 def test_deployment_runs_on_a_worker_when_a_model_is_bumped(tmp_path: Path) -> None:
     project = _tiny_project(tmp_path)
-    port = _free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = _env(tmp_path / "home", PREFECT_API_URL=api)
-    log = tmp_path / "server.log"
-    server = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
-                               "--port", str(port)], env=_env(tmp_path / "home"),
-                              stdout=log.open("w"), stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    worker: subprocess.Popen | None = None
-    try:
-        def healthy() -> bool:
-            try:
-                return httpx.get(f"{api}/health", timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-        _wait(healthy, 60, "prefect server start", server, log)
+    with prefect_server(_env(tmp_path / "home"), tmp_path / "server.log", 60) as api:
+        env = _env(tmp_path / "home", PREFECT_API_URL=api)
+        worker: subprocess.Popen | None = None
+        try:
+            def cli(*args: str, cwd: Path = tmp_path, **extra: str) -> None:
+                done = subprocess.run([str(BIN / "prefect"), *args], cwd=cwd, text=True,
+                                      env={**env, **extra}, capture_output=True, timeout=60)
+                assert done.returncode == 0, done.stdout + done.stderr
+            cli("work-pool", "create", "treeagent", "--type", "process")
+            # the documented command, from the checkout; $PWD names the pull step's directory
+            cli("deploy", "--all", cwd=ROOT, PWD=str(project))
 
-        def cli(*args: str, cwd: Path = tmp_path, **extra: str) -> None:
-            done = subprocess.run([str(BIN / "prefect"), *args], cwd=cwd, text=True,
-                                  env={**env, **extra}, capture_output=True, timeout=60)
-            assert done.returncode == 0, done.stdout + done.stderr
-        cli("work-pool", "create", "treeagent", "--type", "process")
-        # the documented command, from the checkout; $PWD names the pull step's directory
-        cli("deploy", "--all", cwd=ROOT, PWD=str(project))
+            (dep,) = _post(api, "/deployments/filter", {})
+            assert (dep["name"], dep["work_pool_name"]) == ("benchmark-nightly", "treeagent")
+            assert [s["schedule"]["cron"] for s in dep["schedules"]] == ["0 3 * * *"]
+            assert dep["pull_steps"] == [{"prefect.deployments.steps.set_working_directory":
+                                          {"directory": str(project)}}]
+            (auto,) = _post(api, "/automations/filter", {})
+            assert auto["trigger"]["expect"] == ["model.updated"]
+            assert auto["actions"][0]["deployment_id"] == dep["id"]
 
-        (dep,) = _post(api, "/deployments/filter", {})
-        assert (dep["name"], dep["work_pool_name"]) == ("benchmark-nightly", "treeagent")
-        assert [s["schedule"]["cron"] for s in dep["schedules"]] == ["0 3 * * *"]
-        assert dep["pull_steps"] == [{"prefect.deployments.steps.set_working_directory":
-                                      {"directory": str(project)}}]
-        (auto,) = _post(api, "/automations/filter", {})
-        assert auto["trigger"]["expect"] == ["model.updated"]
-        assert auto["actions"][0]["deployment_id"] == dep["id"]
+            wlog = tmp_path / "worker.log"
+            worker = subprocess.Popen([str(BIN / "prefect"), "worker", "start", "--pool",
+                                       "treeagent"], cwd=tmp_path, env=env, stdout=wlog.open("w"),
+                                      stderr=subprocess.STDOUT, start_new_session=True)
+            bump = subprocess.run([str(BIN / "python"), SCHEDULE, "bump", "memagent", "rev-2",
+                                   "--params", str(project / "params.yaml")], env=env, text=True,
+                                  capture_output=True, timeout=60)
+            assert bump.returncode == 0, bump.stderr
+            assert config.load(project / "params.yaml")["agents.memagent.revision"] == "rev-2"
 
-        wlog = tmp_path / "worker.log"
-        worker = subprocess.Popen([str(BIN / "prefect"), "worker", "start", "--pool",
-                                   "treeagent"], cwd=tmp_path, env=env, stdout=wlog.open("w"),
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-        bump = subprocess.run([str(BIN / "python"), SCHEDULE, "bump", "memagent", "rev-2",
-                               "--params", str(project / "params.yaml")], env=env, text=True,
-                              capture_output=True, timeout=60)
-        assert bump.returncode == 0, bump.stderr
-        assert config.load(project / "params.yaml")["agents.memagent.revision"] == "rev-2"
-
-        def finished() -> list[dict]:
-            runs = _post(api, "/flow_runs/filter",
-                         {"deployments": {"id": {"any_": [dep["id"]]}}})
-            return [r for r in runs if r["parameters"].get("reason")
-                    and r["state_type"] in ("COMPLETED", "FAILED", "CRASHED")]
-        (run,) = _wait(finished, 60, "the worker to finish the triggered run", worker, wlog)
-        assert run["state_type"] == "COMPLETED", wlog.read_text()[-3000:]
-        assert run["parameters"] == {"project": ".", "push": True, "reason":
-                                     "model.updated treeagent.model.memagent revision rev-2"}
-        assert (project / "out.txt").read_text() == "hello\n"  # dvc repro ran in the project
-        assert (project / "dvc.lock").exists()
-    finally:
-        if worker is not None:
-            stop_group(worker)
-        stop_group(server)
+            def finished() -> list[dict]:
+                runs = _post(api, "/flow_runs/filter",
+                             {"deployments": {"id": {"any_": [dep["id"]]}}})
+                return [r for r in runs if r["parameters"].get("reason")
+                        and r["state_type"] in ("COMPLETED", "FAILED", "CRASHED")]
+            (run,) = _wait(finished, 60, "the worker to finish the triggered run", worker, wlog)
+            assert run["state_type"] == "COMPLETED", wlog.read_text()[-3000:]
+            assert run["parameters"] == {"project": ".", "push": True, "reason":
+                                         "model.updated treeagent.model.memagent revision rev-2"}
+            assert (project / "out.txt").read_text() == "hello\n"  # dvc repro ran in the project
+            assert (project / "dvc.lock").exists()
+        finally:
+            if worker is not None:
+                stop_group(worker)

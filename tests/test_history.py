@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,11 +63,11 @@ def _write_run(project: Path, scores: dict, revisions: dict[str, str]) -> None:
         {"overall": {f"{a}/{m}": sum(v) / len(v) for (a, m), v in scores.items()}}))
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A git + DVC project whose one stage copies ``staged/runs`` to ``runs`` (a DVC
-    output, so dvc.lock records it and ``dvc push`` uploads it)."""
-    root = tmp_path / "project"
+    output, so dvc.lock records it and ``dvc push`` uploads it), made once."""
+    root = tmp_path_factory.mktemp("history") / "project"
     root.mkdir()
     run(["git", "init", "-q", "-b", "main"], root)
     run(["git", "config", "user.name", "Test"], root)
@@ -81,6 +82,15 @@ def project(tmp_path: Path) -> Path:
     _write_run(root, SCORES_V1, REVISIONS_V1)
     run(["git", "add", "."], root)
     run(["git", "commit", "-q", "-m", "project"], root)
+    return root
+
+
+@pytest.fixture
+def project(project_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of :func:`project_template` (its git repository and DVC setup
+    included) for this test alone."""
+    root = tmp_path / "project"
+    shutil.copytree(project_template, root, symlinks=True)
     return root
 
 
