@@ -115,6 +115,7 @@ def test_groups_join_pages_of_one_file_and_units_naming_one_record():
 # ------------------------------------------------------------------ a build with splits
 
 SPLIT_PARAMS = dict(formats=("json",), lengths=(2048,), per_cell=1, questions_per_context=1,
+                    tokenizers=("qwen3",),
                     tasks=("one_field", "conditional_count"),
                     splits={"json": {"dev": 2, "train": 5}})
 
@@ -179,11 +180,13 @@ def test_no_source_document_is_in_two_splits(split_build):
 
 
 def test_a_short_split_cell_is_named(tmp_path):
-    params = dict(SPLIT_PARAMS, splits={"json": {"dev": 2, "train": 400}})
-    result = build.build(build.BuildParams(**params), {"json": make_units("json", 30, 9)},
+    params = dict(SPLIT_PARAMS, splits={"json": {"dev": 2, "train": 40}}, max_families=4)
+    result = build.build(build.BuildParams(**params), {"json": make_units("json", 60, 9)},
                          tmp_path, extract=extract)
     lines = build.shortfall_lines(result)
-    assert any(re.search(r"json train: one_field@demo-2K holds \d+ of 200", x) for x in lines)
+    assert any(re.search(r"json train: one_field@demo-2K holds [0-4] of 20", x) for x in lines)
+    inv = json.loads((tmp_path / "inventory.json").read_text())
+    assert inv["splits"]["json"]["train"]["quotas"]["one_field@demo-2K"] == 20
 
 
 def test_split_params_are_checked():
