@@ -499,6 +499,27 @@ def _yaml_error(text: str, exc: yaml.YAMLError, offset: int) -> ParseError:
     return ParseError(str(exc), 1, 1)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _TextReader:
+    """The text handed to libyaml a buffer at a time (PyYAML encodes each piece it
+    reads): no UTF-8 copy of the whole text (memory, ~1 MB per MB). A text with a lone
+    surrogate goes whole, so that its encoding error comes first, as it always did."""
+
+    __slots__ = ("text", "pos")
+    name = "<unicode string>"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def read(self, size: int) -> str:
+        piece = self.text[self.pos : self.pos + size]
+        self.pos += len(piece)
+        return piece
+
+
 def _build(text: str, loader: type, checked: bool) -> Tree:
     offset = 1 if checked and text.startswith("\ufeff") else 0  # libyaml skips the BOM
     builder = _Builder(text, offset, checked)
@@ -507,7 +528,7 @@ def _build(text: str, loader: type, checked: bool) -> Tree:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        events = loader(text)
+        events = loader(_TextReader(text) if checked and not _SURROGATE.search(text) else text)
         try:
             builder.run(events.get_event)
         finally:
