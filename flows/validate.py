@@ -16,7 +16,7 @@ import _common  # first: sets Prefect's environment before Prefect is imported
 from prefect import flow, get_run_logger, task
 
 from treeagent.pipeline import gates
-from treeagent.bench import examples_gate
+from treeagent.bench import examples_gate, splits
 
 
 @task(name="gate", task_run_name="gate-{gate}")
@@ -31,6 +31,13 @@ def run_gate(gate: str, params: str, raw_dir: str, validated_dir: str, out_dir: 
         suites = gates.guarded_suites(examples_gate.suites, validated_dir, b["formats"],
                                       b["lengths"], b["tasks"], b["tokenizers"],
                                       b["tolerance"])
+        for split, folder, formats in splits.gated_tables(validated_dir, b["formats"],
+                                                          b.get("splits") or {}):
+            more = gates.guarded_suites(examples_gate.suites, folder, formats, b["lengths"],
+                                        b["tasks"], b["tokenizers"], b["tolerance"])
+            for suite in more:  # dev and train checked as the test tables (B.2)
+                suite.name = f"{split} {suite.name}"
+            suites += more
     else:
         raise ValueError(f"unknown gate {gate!r} (raw | examples; scores runs in the report)")
     doc = gates.check(gate, suites, out_dir)

@@ -292,3 +292,28 @@ def test_a_bad_split_option_is_one_line_and_exit_2(arg, capsys, tmp_path):
                    str(tmp_path), "--out", str(tmp_path / "v")])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and err[0].startswith("error:") and "split" in err[0]
+
+
+def test_the_examples_gate_checks_dev_and_train_as_the_test_tables(split_build, tmp_path,
+                                                                    monkeypatch):
+    from treeagent.bench import contexts, examples_gate
+    from treeagent.pipeline import gx
+
+    out, _ = split_build
+    monkeypatch.setattr("treeagent.bench.sources.records_from_text", extract)  # the units'
+    # reader (hand-built events); the gate's re-check reads records with it
+    tables = splits.gated_tables(out, ["json", "yaml"], SPLIT_PARAMS["splits"])
+    assert tables == [("dev", out / "splits" / "dev", ["json"]),
+                      ("train", out / "splits" / "train", ["json"])]
+    suites = []
+    for split, folder, formats in tables:
+        for suite in examples_gate.suites(folder, formats, [2048], SPLIT_PARAMS["tasks"],
+                                          ["qwen3"], contexts.DEFAULT_TOLERANCE):
+            suite.name = f"{split} {suite.name}"
+            suites.append(suite)
+    doc = gx.check("examples", suites, tmp_path)
+    assert doc["success"] and {s["name"]: s["rows"] for s in doc["suites"]} == {
+        "examples.dev grid": 2, "examples.dev examples": 2, "examples.train grid": 5,
+        "examples.train examples": 5}
+    source = (Path(__file__).parents[1] / "flows" / "validate.py").read_text()
+    assert "splits.gated_tables(" in source

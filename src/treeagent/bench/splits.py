@@ -241,6 +241,19 @@ def check_sizes(configured: Any, formats: Sequence[str]) -> dict[str, dict[str, 
     return out
 
 
+def gated_tables(validated: str | Path, formats: Sequence[str],
+                 configured: Mapping[str, Mapping[str, int]]
+                 ) -> list[tuple[str, Path, list[str]]]:
+    """``(split, folder, formats)`` of every dev and train split ``build.splits`` asks
+    for: what the examples gate checks besides the test tables."""
+    out = []
+    for split in SIZED:
+        names = [f for f in formats if configured.get(f, {}).get(split)]
+        if names:
+            out.append((split, split_dir(validated, split), names))
+    return out
+
+
 def test_tables(validated: str | Path, formats: Iterable[str]) -> list[Path]:
     """The example tables an evaluation reads: each format's test split (the paper's
     main text evaluates the held-out test examples only)."""
