@@ -8,23 +8,17 @@ model-revision rerun, a failing gate, ``dvc exp run -S``.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from helpers import BIN, Project, ran
 from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
 pytest.importorskip("prefect")
 pytest.importorskip("great_expectations")
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 STAGES_BEFORE_EVALUATE = {"acquire", "validate_raw", "build", "validate_examples", "plan",
                           "evidence"}
 MEMAGENT_STAGES = {"evaluate@memagent-flat", "evaluate@memagent-treeagent",
@@ -37,50 +31,12 @@ TINY = {  # the demo preset, one format, one task, one length: minutes on 2 core
 }
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-    env.update({"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "DVC_NO_ANALYTICS": "1",
-                "PREFECT_HOME": str(home / ".prefect-home"), "DO_NOT_TRACK": "1",
-                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONUNBUFFERED": "1",
-                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
-    return env
-
-
-class Project:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.env = _env(path)
-
-    def run(self, *cmd: str, check: bool = True, timeout: float = 1200
-            ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(cmd, cwd=self.path, env=self.env, text=True, timeout=timeout,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if check and proc.returncode:
-            raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
-                                 f"{proc.stdout[-6000:]}")
-        return proc
-
-    def dvc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.run(str(BIN / "dvc"), *args, check=check)
-
-    def benchmark(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.run(str(BIN / "python"), "flows/benchmark.py", *args, check=check)
-
-    def json(self, rel: str) -> dict:
-        return json.loads((self.path / rel).read_text())
-
-
 def up_to_date(status: str) -> bool:
     """``dvc status`` with nothing to rerun: the ``models`` stage always runs (it looks
     at the models themselves: docs/pipeline.md, "Rerun when a model changes"), so it is
     the one stage listed."""
     return set(re.findall(r"^(\S+):$", status, re.M)) == {"models"} and \
         "always changed" in status
-
-
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
 
 
 def cached(output: str) -> set[str]:
@@ -94,24 +50,12 @@ def skipped(output: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    path = tmp_path_factory.mktemp("pipeline")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("flows", "src/treeagent"):
-        shutil.copytree(ROOT / name, path / name, ignore=ignore)
-    for name in ("dvc.yaml", ".dvcignore"):
-        shutil.copy(ROOT / name, path / name)
     data = config.preset("demo")
     for key, value in TINY.items():
         config.assign(data, key, value)
-    (path / "params.yaml").write_text(config.dump(config.validate(data).data))
-    (path / ".gitignore").write_text("/raw/\n/validated/\n/runs/\n/reports/\n/.cache/\n"
-                                     "/.prefect-home/\n__pycache__/\n")
-    p = Project(path)
-    p.run("git", "init", "-q")
-    p.dvc("init", "-q")
-    p.dvc("config", "core.analytics", "false")
-    p.run("git", "add", "-A")
-    p.run("git", "commit", "-qm", "tiny pipeline")
+    p = Project.create(tmp_path_factory.mktemp("pipeline"),
+                       config.dump(config.validate(data).data))
+    p.init("tiny pipeline")
     return p
 
 

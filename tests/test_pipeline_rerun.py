@@ -12,14 +12,9 @@ files) is laid over the clone, so the test checks the code about to be committed
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,10 +26,9 @@ pytest.importorskip("dvc")
 pytest.importorskip("prefect")
 pytest.importorskip("great_expectations")
 
+from helpers import BIN, ROOT, copy_code, pipeline_env, prefect_server  # noqa: E402
 from loopback_server import LoopbackOpenAI  # noqa: E402 (after the skips)
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 CODE = ("flows", "src/treeagent", "dvc.yaml", ".dvcignore", ".gitignore")
 TINY = {  # one format, one task, one length, the two methods Figure 2 compares
     "acquire.formats": ["json"], "build.formats": ["json"], "build.tasks": ["one_field"],
@@ -47,14 +41,9 @@ LATENCIES = (0.0, 0.05)  # seconds the loopback server waits before each reply, 
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PREFECT_API", "GIT_", "TREEAGENT_"))}
-    env.update({"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "DVC_NO_ANALYTICS": "1",
-                "PREFECT_HOME": str(home / ".prefect-home"), "DO_NOT_TRACK": "1",
-                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PYTHONUNBUFFERED": "1",
-                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
-    return env
+    """:func:`helpers.pipeline_env` without git's or treeagent's variables either (the
+    clone's git and cache are its own)."""
+    return pipeline_env(home, drop=("PREFECT_API", "GIT_", "TREEAGENT_"))
 
 
 def _run(cwd: Path, env: dict[str, str], *cmd: str) -> str:
@@ -89,13 +78,7 @@ def clone(tmp_path: Path) -> Path:
     repo = tmp_path / "clone"
     env = _env(tmp_path)
     _run(tmp_path, env, "git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo))
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in CODE:
-        if (ROOT / name).is_dir():
-            shutil.rmtree(repo / name)
-            shutil.copytree(ROOT / name, repo / name, ignore=ignore)
-        else:
-            shutil.copy(ROOT / name, repo / name)
+    copy_code(repo, CODE)
     return repo
 
 
@@ -103,37 +86,8 @@ def clone(tmp_path: Path) -> Path:
 def prefect_api(tmp_path: Path) -> Iterator[str]:
     """One ``prefect server start`` for both runs (else every stage DVC runs alone starts
     a temporary server of its own)."""
-    env = {**_env(tmp_path), "PREFECT_UI_ENABLED": "false"}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    api = f"http://127.0.0.1:{port}/api"
-    log = tmp_path / "prefect-server.log"
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env=env, stdout=log.open("w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 240
-        while not _healthy(api):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.5)
+    with prefect_server(_env(tmp_path), tmp_path / "prefect-server.log") as api:
         yield api
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def _healthy(api: str) -> bool:
-    import httpx
-
-    try:
-        return httpx.get(f"{api}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def test_rerun_with_other_call_latencies_leaves_every_tracked_file_unchanged(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_pipeline import ROOT, Project, ran
+from helpers import ROOT, Project, ran
 from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
@@ -68,28 +68,15 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
     mirror = base / "mirror" / "toyjson"
     for folder in sorted(SAMPLES.iterdir()):  # the JSON samples, as the toy format's
         shutil.copytree(folder, mirror / folder.name)
-    path = base / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("flows", "src/treeagent"):
-        shutil.copytree(ROOT / name, path / name, ignore=ignore)
-    for name in ("dvc.yaml", ".dvcignore"):
-        shutil.copy(ROOT / name, path / name)
     data = config.preset("demo")
     for key, value in TINY.items():
         config.assign(data, key, value)
     config.assign(data, "acquire.mirror_dir", str(base / "mirror"))
     data["agents"]["toyagent"] = {**data["agents"]["memagent"], "max_new_tokens": 8}
-    (path / "params.yaml").write_text(config.dump(data))  # validated below, by the venv
-    (path / ".gitignore").write_text("/raw/\n/validated/\n/runs/\n/reports/\n/.cache/\n"
-                                     "/.prefect-home/\n__pycache__/\n")
-    p = Project(path)
+    p = Project.create(base / "project", config.dump(data))  # validated below, by the venv
     p.env["PATH"] = f"{bindir}:{p.env['PATH']}"  # the stages' python sees the plug-in
     p.run(str(bindir / "python"), "-m", "treeagent.pipeline.config", "check", "params.yaml")
-    p.run("git", "init", "-q")
-    p.dvc("init", "-q")
-    p.dvc("config", "core.analytics", "false")
-    p.run("git", "add", "-A")
-    p.run("git", "commit", "-qm", "toy plug-in pipeline")
+    p.init("toy plug-in pipeline")
     return p, bindir
 
 
