@@ -317,3 +317,12 @@ def test_the_examples_gate_checks_dev_and_train_as_the_test_tables(split_build, 
         "examples.train examples": 5}
     source = (Path(__file__).parents[1] / "flows" / "validate.py").read_text()
     assert "splits.gated_tables(" in source
+
+
+def test_show_finds_a_dev_example(split_build, capsys):
+    from treeagent.cli.main import main
+
+    out, _ = split_build
+    dev_id = _read(out, "dev")[0]["id"]
+    assert main(["bench", "show", dev_id, "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == dev_id

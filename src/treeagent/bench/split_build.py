@@ -142,7 +142,8 @@ def markdown_lines(inv_splits: dict[str, Any]) -> list[str]:
     """The inventory's ``## Splits`` section: kept of quota per split, task and length."""
     lines = ["\n## Splits\n",
              "Train / dev / test are built from disjoint source documents (docs/pipeline.md, "
-             "\"Train and dev splits\"); each cell shows kept of its quota.\n"]
+             "\"Train and dev splits\"); each cell shows kept of its quota. The examples "
+             "count above is the test split's; rejections count every split's.\n"]
     for fmt, by_split in inv_splits.items():
         labels = list(next(iter(next(iter(by_split.values()))["counts"].values())).keys())
         lines += [f"\n### {fmt}\n", "| split | task | " + " | ".join(labels) + " |",
