@@ -170,3 +170,44 @@ def test_section_tree_refuses_another_texts_index(qwen3):
     other = tokens.TokenIndex('{"a": [1, 2, 4]}', qwen3)
     with pytest.raises(ValueError, match="not the tokenization"):
         section_tree(tree, qwen3, 5, index=other)
+
+
+# -- YAML read by libyaml a buffer at a time ------------------------------------------
+
+YAML_VALUES = st.sampled_from(["plain", "'quoted'", '"dq \\u00e9"', "12", "[a, b]",
+                               "{k: v}", "|\n    block\n", "Wörter 😀", "x" * 300])
+YAML_BREAKS = st.sampled_from(["", "", "\tbad: tab", "k: [unclosed", "dup: 1\ndup: 2",
+                               "&a x: *b", "\x07"])
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(YAML_VALUES, min_size=1, max_size=40), brk=YAML_BREAKS,
+       at=st.integers(0, 40), pad=st.integers(15000, 40000))
+def test_yaml_read_in_buffers_as_whole(monkeypatch, values, brk, at, pad):
+    from treeagent.formats import yaml_format
+
+    lines = [f"k{i}: {v}" for i, v in enumerate(values)]
+    lines.insert(min(at, len(lines)), brk)
+    text = "# " + "p" * pad + "\n" + "\n".join(lines) + "\n"  # errors past libyaml's buffer
+
+    def outcome():
+        try:
+            return _shape(yaml_format.parse(text))
+        except ParseError as exc:
+            return str(exc)
+
+    fallbacks: list[str] = []
+
+    class Recorded(yaml_format._FlatKeysLoader):
+        def __init__(self, stream):
+            fallbacks.append(stream)
+            super().__init__(stream)
+
+    with monkeypatch.context() as patch:  # undone after each example
+        patch.setattr(yaml_format, "_FlatKeysLoader", Recorded)
+        buffered = outcome()
+        assert not fallbacks  # libyaml's marks matched the text read in buffers
+    with monkeypatch.context() as patch:
+        patch.setattr(yaml_format, "_TextReader", lambda t: t)  # the whole text at once
+        assert buffered == outcome()
