@@ -5,29 +5,18 @@ emits the event; the trigger creates a flow run of the deployment with the reaso
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers import stop_group
+from helpers import BIN, ROOT, prefect_server, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("prefect")
-
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None,
@@ -39,7 +28,7 @@ def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = 
             return value
         if proc is not None and proc.poll() is not None:
             break
-        time.sleep(1)
+        time.sleep(0.25)  # each poll is one local HTTP request
     detail = log.read_text()[-3000:] if log and log.exists() else ""
     raise AssertionError(f"timed out waiting for {what}\n{detail}")
 
@@ -47,27 +36,12 @@ def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     home = tmp_path_factory.mktemp("prefect-home")
-    port = _free_port()
-    api = f"http://127.0.0.1:{port}/api"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update({"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                 "DO_NOT_TRACK": "1", "PREFECT_UI_ENABLED": "false",
                 "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}"})
-    log = home / "server.log"
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env=env, stdout=log.open("w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
-
-    def healthy() -> bool:
-        try:
-            return httpx.get(f"{api}/health", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-    try:
-        _wait(healthy, 240, "prefect server start", proc, log)
+    with prefect_server(env, home / "server.log") as api:
         yield api, {**env, "PREFECT_API_URL": api}
-    finally:
-        stop_group(proc)
 
 
 def _post(api: str, path: str, body: dict) -> list[dict]:
