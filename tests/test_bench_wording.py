@@ -15,6 +15,7 @@ import re
 
 from treeagent.bench import tasks
 from treeagent.bench.sources import records_from_text
+from treeagent.bench.wording import modifier_singular
 
 
 def _quakes(n: int = 8, kind: str = "earthquake") -> str:
@@ -211,3 +212,19 @@ def test_a_header_that_is_a_preposition_or_a_bare_superlative_is_quoted_as_a_lab
     assert against and best
     assert all('"Against" value' in t for t in against), against
     assert all('"Best" value' in t for t in best), best
+
+
+def test_a_plural_key_before_a_generic_key_reads_as_a_singular_modifier():
+    # ClinicalTrials' one-item 'references' list: its 'type' is "the reference type",
+    # never "the references type"
+    assert modifier_singular("references type") == "reference type"
+    assert modifier_singular("entries count") == "entry count"
+    assert modifier_singular("goals against") == "goals against"  # no generic key
+    assert modifier_singular("address type") == "address type"
+    assert modifier_singular("status date") == "status date"
+    text = json.dumps({"protocolSection": {
+        "identificationModule": {"nctId": "NCT01", "briefTitle": "A study"},
+        "referencesModule": {"references": [{"pmid": "1", "type": "BACKGROUND"}]}}})
+    recs = records_from_text("json", "clinicaltrials", text, unit_id="json/clinicaltrials/a")
+    words = tasks.field_words(recs[0])
+    assert "reference type" in words.values() and "references type" not in words.values()

@@ -204,11 +204,28 @@ def labelled(words: str) -> bool:
     return words.startswith('"')
 
 
+def modifier_singular(words: str) -> str:
+    """A plural key read as the modifier of a generic last key, in the singular, as
+    English writes a noun before a noun ('references type' -> 'reference type',
+    'entries count' -> 'entry count'); any other phrase as it is."""
+    parts = words.split()
+    if len(parts) < 2 or parts[-1].lower() not in vocabulary.GENERIC_KEYS | vocabulary.VAGUE:
+        return words
+    word = parts[-2]
+    if be(word) != "are" or not word.islower():
+        return words
+    one = word[:-3] + "y" if word.endswith("ies") else word[:-1]
+    return " ".join([*parts[:-2], one, parts[-1]])
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def field_phrases(fmt: str, src: str, items: tuple[tuple[Any, ...], ...]) -> dict[Any, str]:
     got = vocabulary.phrases(fmt, src, items)
     names = {ident: name for ident, _, name in items}
-    return {ident: w for ident, w in got.items() if w and _clean(w, names[ident])}
+    kept = {ident: w for ident, w in got.items() if w and _clean(w, names[ident])}
+    taken = set(kept.values())
+    return {ident: one if (one := modifier_singular(w)) == w or one not in taken else w
+            for ident, w in kept.items()}
 
 
 def name_field(rec: Record) -> tuple[str, str] | None:
