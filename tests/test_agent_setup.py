@@ -12,6 +12,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -29,8 +30,16 @@ from treeagent.pipeline import config, evidence, plan
 from treeagent.tokenizers import tokens
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "flows"))
-import evidence as evidence_flow  # noqa: E402 (flows/evidence.py: the stage's setup)
+
+
+def _evidence_flow() -> ModuleType:
+    """flows/evidence.py (the stage's setup), imported when a test needs it: it imports
+    Prefect, which every worker would otherwise pay for while collecting."""
+    if str(ROOT / "flows") not in sys.path:
+        sys.path.insert(0, str(ROOT / "flows"))
+    import evidence
+
+    return evidence
 
 USGS = ROOT / "src/treeagent/samples/bench/json/usgs/libcomcat__dataframes_association__5.json"
 SERVED = "example-org/served-model"  # a served model's name: no local files
@@ -99,7 +108,7 @@ def test_a_plugin_agent_without_a_cost_model_is_planned_as_cost_unknown(plugin, 
 
 def test_the_evidence_stage_runs_a_plugin_agent_without_a_cost_model(plugin):
     ex, unit_ids, units, ids = _usgs()
-    setups = evidence_flow.tokenizers(_params(PLUGIN.name))
+    setups = _evidence_flow().tokenizers(_params(PLUGIN.name))
     assert [(a, name) for a, name, _ in setups] == [
         (PLUGIN.name, "SmolLM2-135M-Instruct")]
     records, rows = evidence.example_rows(ex, unit_ids, ids, units, setups,
@@ -134,7 +143,7 @@ def test_a_served_model_without_a_tokenizer_setting_stops_every_stage_with_one_l
     p = _params("memagent", SERVED)
     said = {}
     with pytest.raises(ValueError) as stop:
-        evidence_flow.tokenizers(p)
+        _evidence_flow().tokenizers(p)
     said["evidence"] = str(stop.value)
     with pytest.raises(ValueError) as stop:
         _plan(p, [_example(THINKS)], monkeypatch)
@@ -168,7 +177,7 @@ def test_the_tokenizer_setting_is_used_by_every_stage(monkeypatch):
     assert qwen25.encode("<think>") != qwen3.encode("<think>")
     p = _params("memagent", SERVED, tokenizer="qwen2.5")
     # evidence
-    [(agent, name, tok)] = evidence_flow.tokenizers(p)
+    [(agent, name, tok)] = _evidence_flow().tokenizers(p)
     assert (agent, name) == ("memagent", "qwen2.5")
     assert tok.encode(THINKS) == qwen25.encode(THINKS)
     # plan
