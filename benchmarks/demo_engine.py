@@ -27,7 +27,10 @@ one made in fp32 and one in bf16 from the same validated examples: over the call
 prompts both runs made (a call's prompt carries the earlier replies, so the runs share
 a prompt until their replies part), the share of identical replies and of identical
 extracted answers; and per (method, example) the share of identical predictions and of
-identical scores (``scores.parquet`` of the score stage).
+identical scores (``scores.parquet`` of the score stage). ``--against-cache SQLITE ...
+--revision REV`` compares with the replies another run committed to its call cache
+(a run still going, e.g. ``.cache/calls.shards/*/*/*.sqlite``), over the calls of
+``--runs`` found there.
 
     git clone /work/main /tmp/demoB0 && (cd /tmp/demoB0 && make demo)
     .venv/bin/python benchmarks/demo_engine.py --runs /tmp/demoB0/runs --batches 3 --repeats 3
@@ -199,12 +202,36 @@ def compare_runs(runs: Path, other: Path) -> None:
               f" of {len(part)}")
 
 
+def compare_cache(runs: Path, caches: list[Path], revision: str, model: str) -> None:
+    """Agreement of the replies in ``runs``' traces with the replies another run (still
+    running, or without traces) committed to its call cache files under ``revision``,
+    over the calls found there (module docstring, ``--against-cache``)."""
+    import sqlite3
+
+    from treeagent.llm.cache import call_key
+
+    found: dict[str, str] = {}
+    for path in caches:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            found.update(db.execute("SELECT key, text FROM responses").fetchall())
+    pairs = [(c.recorded, found[k]) for c in read_calls(runs)
+             if (k := call_key("transformers", model, revision, c.request)) in found]
+    same, answers = agreement([a for a, _ in pairs], [b for _, b in pairs])
+    print(f"{len(pairs)} calls of {runs} answered in {len(caches)} cache file(s) at revision "
+          f"{revision}: same reply {same:.1%}, same answer {answers:.1%}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=Path, required=True,
                    help="runs/ of a finished demo (its */*/trace.jsonl)")
     p.add_argument("--against", type=Path, metavar="OTHER_RUNS",
                    help="compare the demo run of --runs with this one (no model loaded)")
+    p.add_argument("--against-cache", type=Path, nargs="+", metavar="SQLITE",
+                   help="compare with the replies in these call cache files (--revision)")
+    p.add_argument("--revision", help="--against-cache: the revision of its replies "
+                   "(e.g. the weights' hash + -bf16)")
+    p.add_argument("--model-id", default="SmolLM2-135M-Instruct")
     p.add_argument("--batches", type=int, default=3, help="demo batches replayed per run")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--max-batch", type=int, default=8, help="the demo's engine max_batch")
@@ -213,6 +240,11 @@ def main() -> None:
     args = p.parse_args()
     if args.against:
         compare_runs(args.runs, args.against)
+        return
+    if args.against_cache:
+        if not args.revision:
+            raise SystemExit("error: --against-cache needs --revision")
+        compare_cache(args.runs, args.against_cache, args.revision, args.model_id)
         return
     names = [n.strip() for n in args.settings.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETTINGS]
