@@ -68,8 +68,17 @@ class Node:
         self.children = [] if children is None else children
         self.id = id
         self.parent = parent
-        self._leaf = _leaf_flags(atomic, divisible, quote)
-        self._cut = None if cut_start == -1 and cut_end == -1 else _pack_cut(cut_start, cut_end)
+        if atomic or divisible or quote:  # (the common cases inline: parsing speed)
+            leaf = _LEAF_FLAGS.get((atomic, divisible, quote))
+            self._leaf = _leaf_flags(atomic, divisible, quote) if leaf is None else leaf
+        else:
+            self._leaf = _PLAIN
+        if cut_start == -1 and cut_end == -1:
+            self._cut = None
+        elif 0 <= cut_start and 0 <= cut_end < 0xFFFFFFFF:
+            self._cut = ((cut_start + 1) << 32) | (cut_end + 1)  # = _pack_cut
+        else:
+            self._cut = _pack_cut(cut_start, cut_end)
 
     def __repr__(self) -> str:
         return (f"Node(kind={self.kind!r}, start={self.start}, end={self.end}, "
@@ -133,7 +142,9 @@ class Node:
 
 #: one (atomic, divisible, quote) tuple per combination, shared by every node
 _LEAF_FLAGS: dict[tuple[bool, bool, str], tuple[bool, bool, str]] = {}
-_CUT_BITS = 32
+_PLAIN = (False, False, "")
+_LEAF_FLAGS[_PLAIN] = _PLAIN
+_CUT_BITS = 32  # Node.__init__ writes these out
 _CUT_MASK = (1 << _CUT_BITS) - 1
 
 

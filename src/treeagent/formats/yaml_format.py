@@ -528,7 +528,8 @@ def _build(text: str, loader: type, checked: bool) -> Tree:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        events = loader(_TextReader(text) if checked and not _SURROGATE.search(text) else text)
+        whole = not checked or (not text.isascii() and _SURROGATE.search(text) is not None)
+        events = loader(text if whole else _TextReader(text))
         try:
             builder.run(events.get_event)
         finally:
