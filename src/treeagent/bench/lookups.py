@@ -35,7 +35,15 @@ def lookup_fields(rec: Record) -> list[str]:
     words = field_words(rec)
     return [k for k, v in rec.fields.items()
             if k in rec.keys and k in words and human_field(k) and answerable(v)
-            and not given_away(v, rec.description)]
+            and not given_away(v, rec.description) and not fixed_by_kind(rec, k)]
+
+
+def fixed_by_kind(rec: Record, name: str) -> bool:
+    """A field whose value the record's own kind states: OpenAPI requires every path
+    parameter (``required: true``), so the required flag of a parameter ``in: path`` is
+    no question."""
+    return (name == "required" and rec.kind in ("parameter", "shared parameter")
+            and rec.fields.get("location", rec.fields.get("in")) == "path")
 
 
 def said_of(words: str, value: Scalar) -> str:

@@ -57,12 +57,20 @@ def present(value: Scalar) -> bool:
     return value is not None and (not isinstance(value, str) or bool(value.strip()))
 
 
+_WORD_JOINS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|_+")
+
+
 def given_away(value: Scalar, description: str) -> bool:
     """True when ``value`` stands as a word sequence in ``description`` (the question
-    would give the answer away: the path of API path "/pets", magnitude of "M 4.6 - ...")."""
+    would give the answer away: the path of API path "/pets", magnitude of "M 4.6 - ...",
+    the HTTP method DELETE of the operation "deleteBatch"), camelCase and snake_case
+    words read apart."""
     text = norm(value)
-    return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)",
-                                    norm(description)) is not None
+    if not text:
+        return False
+    pattern = re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
+    return any(pattern.search(norm(d)) is not None
+               for d in (description, _WORD_JOINS.sub(" ", description)))
 
 
 _ID_LIKE = re.compile(r"\b(?:id|ids|identifier|code|codes|zip|postcode|phone|key|doi|issn|"
