@@ -99,3 +99,26 @@ def test_a_method_word_inside_an_identifier_gives_it_away(method, rest, style):
              "tail": rest.lower() + method.capitalize()}[style]
     assert given_away(method.upper(), ident)
     assert not given_away(method.upper(), rest.lower() + "x" + method)  # not a word of it
+
+
+def _operations(odd: int) -> str:
+    """Twelve operations, ``odd`` of them POST and the rest GET, all with one summary."""
+    ops = "".join(f"""  /r{i}:
+    {"post" if i < odd else "get"}:
+      operationId: item{i:02d}
+      summary: Same text
+      responses:
+        '200': {{description: OK}}
+""" for i in range(12))
+    return "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n" + ops
+
+
+@given(st.integers(0, 10_000), st.sampled_from(["two_records", "four_records"]),
+       st.integers(1, 3))
+def test_a_record_set_asks_varied_values_where_the_records_allow(seed, task, odd):
+    """The summaries are all one text and the methods nearly all GET: the set asked is
+    the methods, never a set of one value."""
+    recs = [r for r in yaml_records.records(_operations(odd), "u") if r.kind == "operation"]
+    q = tasks.generate(task, recs, random.Random(seed), set())
+    assert q is not None
+    assert len(set(map(str, q.answer))) >= 2, q.question

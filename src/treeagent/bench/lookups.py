@@ -10,7 +10,7 @@ from typing import Any
 from treeagent.bench.anchoring import anchor, jsonable, source_of, where
 from treeagent.bench.model import Record, Scalar
 from treeagent.bench.question import Question, names_answer
-from treeagent.bench.values import answerable, given_away, human_field
+from treeagent.bench.values import answerable, given_away, human_field, norm
 from treeagent.bench.wording import (
     WORDS,
     amount,
@@ -109,6 +109,28 @@ def one_record_question(task: str, n: int, records: Sequence[Record], rng: rando
     return None
 
 
+def _varied_sample(recs: Sequence[Record], name: str, n: int, rng: random.Random,
+                   tries: int = 4) -> list[Record]:
+    """``n`` of ``recs``: the most varied ``name`` values of a few draws, and never all
+    one value where the records hold another (one drawn record gives way to one of
+    them: ["P", "P"] becomes ["P", "Q"])."""
+    values = [norm(r.fields[name]) for r in recs]
+    most = min(n, len(set(values)))
+    best: tuple[int, list[int]] = (0, [])
+    for _ in range(tries):
+        chosen = rng.sample(range(len(recs)), n)
+        distinct = len({values[i] for i in chosen})
+        if distinct > best[0]:
+            best = (distinct, chosen)
+        if distinct >= most:
+            break
+    chosen = best[1]
+    if best[0] < 2 <= most:
+        others = [i for i in range(len(recs)) if values[i] != values[chosen[0]]]
+        chosen[rng.randrange(n)] = rng.choice(others)
+    return [recs[i] for i in chosen]
+
+
 def many_records_question(task: str, n: int, records: Sequence[Record], rng: random.Random,
                           exclude: set[str]) -> Question | None:
     by_key: dict[tuple[str, str, str, str], list[Record]] = {}
@@ -119,8 +141,11 @@ def many_records_question(task: str, n: int, records: Sequence[Record], rng: ran
                               []).append(rec)
     keys = by_source_in_turn(sorted(k for k, recs in by_key.items() if len(recs) >= n),
                              lambda k: source_of(by_key[k][0]), rng)
-    for kind, name, words_, kinds in keys:
-        chosen = rng.sample(by_key[(kind, name, words_, kinds)], n)
+    drawn = [(k, _varied_sample(by_key[k], k[1], n, rng)) for k in keys]
+    # a set whose asked values are all one value says little (["P", "P"]): asked only
+    # where no other field or kind offers a set with two values or more
+    drawn.sort(key=lambda kc: len({norm(r.fields[kc[0][1]]) for r in kc[1]}) < 2)
+    for (kind, name, words_, kinds), chosen in drawn:
         descs = [r.description for r in chosen]
         key = repr(("many", name, sorted(descs)))
         if key in exclude:
