@@ -1,7 +1,7 @@
 """Sectioning cost and peak memory against input size: linear, and <= 10 MB per MB?
 
 For each input kind and size (default 1, 5, 20 MB; JavaScript 1, 2, 5 MB), ``--runs``
-fresh processes each parse, tokenize and section the input (``section_text``, budget
+fresh processes each tokenize, parse and section the input (``section_text``, budget
 search on) once, after one plain tokenization of the whole text (the time baseline of
 the same run). Kinds: ``json``, ``yaml``, ``html``, ``javascript`` (the inputs of
 ``benchmarks/sectioning.py``: shared sources where present, else the shipped samples),
