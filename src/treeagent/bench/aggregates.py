@@ -33,6 +33,7 @@ from treeagent.bench.wording import (
     plural,
     plural_words,
     quote,
+    shown_label,
     year_words,
 )
 
@@ -80,11 +81,16 @@ class Aggregate:
 
     def among(self) -> str:
         """'the parameters in this input' / '... that state an ISSN' / '... that state
-        their tags' (a plural field phrase)."""
+        their tags' (a plural field phrase) / '... that have a "Year" value' (a field a
+        page shows as a column header or row label: the rows counted are those with a
+        value under that header, not every row whose cells mention a year)."""
         base = f"the {self.plural} in this input"
         said = phrase(self.said, [v for _, v in self.stated])
         if not self.missing:
             return base
+        label = shown_label(self.path)
+        if label:
+            return f"{base} that have a {quote(label)} value"
         return f"{base} that state {'their' if be(said) == 'are' else article(said)} {said}"
 
 
