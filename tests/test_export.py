@@ -67,7 +67,11 @@ def check_against_parquet(rows: list[dict], stored: dict[str, dict], reference_i
         assert hashlib.sha256(r["context"].encode()).hexdigest() == s["context_hash"]
         assert r["tokens_qwen3"] == s["tokens_qwen3"]
         files = {p["file"] for p in r["provenance"]}
-        assert set(s["source_ids"]) <= files  # the answer's source file is credited
+        # source ids are unit ids (a file, or a file#record path where a long list
+        # response was cut into records): each is one of the context's units, and the
+        # file holding it is credited
+        assert set(s["source_ids"]) <= set(s["unit_ids"])
+        assert {u.split("#", 1)[0] for u in s["source_ids"]} <= files
         assert all(p["license"] and p["source"] for p in r["provenance"])
 
 

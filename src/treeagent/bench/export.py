@@ -264,7 +264,9 @@ built by the same code from disjoint source documents (paper Appendix B.2).
 `reference` (the reference answer, JSON text), `accepted` (JSON text: for each reference
 value in order, the further forms a careful reader may state and the scorer accepts;
 `[]`: none), `spec` (the executable reference
-specification, JSON text), `context` (the document text), `source_ids`, `provenance`
+specification, JSON text), `context` (the document text), `source_ids` (the context's
+units that hold the answer's evidence: a source file, or `file#path` for one record of a
+file cut into records; `provenance` credits each file), `provenance`
 (per source file: source, file, license, repo, commit), `flags`, `context_hash` (sha256
 of `context`), `content_hash`, and `tokens_<tokenizer>` (the context's token count under
 each construction tokenizer).
