@@ -9,14 +9,16 @@ each candidate setting:
 
 * ``fp32``: float32 weights (the baseline);
 * ``bf16``: bfloat16 weights (AMX / avx512_bf16 matrix units where the CPU has them);
-* ``bf16-b4``: bf16 in batches of at most 4, the engine's length order cutting padding;
+* ``bf16-b4``, ``bf16-b2``, ``bf16-b1``, ``fp32-b1``: batches of at most 4, 2, 1 (the
+  engine's length order cutting padding; 1: no padding at all);
 * ``bf16-eager``: bf16 with transformers' eager attention instead of PyTorch SDPA;
 * ``int8``: fp32 with ``torch.ao.quantization.quantize_dynamic`` on every Linear layer;
 * ``auto``: the engine's ``dtype="auto"`` (what it picks on this CPU).
 
 Printed per setting: calls/s (median of ``--repeats`` runs; the settings interleave within
 a run, so machine load falls on all of them alike), the speed ratio against fp32 in the
-same run (median of the per-run ratios), and the agreement of its greedy replies with
+same run (median of the per-run ratios), the same two per CPU second of the process (on a
+busy machine, with ``--threads 1``, a measure of the work that waiting does not blur), and the agreement of its greedy replies with
 fp32's on the same calls: the share of identical replies and the share whose extracted
 answer (``treeagent.scoring.extract_answer``) is identical. ``fp32 vs trace`` compares
 fp32 here with the replies the demo recorded (batches formed differently there: the
@@ -127,6 +129,9 @@ SETTINGS = {
     "fp32": Setting("fp32", {"dtype": "float32"}),
     "bf16": Setting("bf16", {"dtype": "bfloat16"}),
     "bf16-b4": Setting("bf16-b4", {"dtype": "bfloat16", "max_batch": 4}),
+    "bf16-b2": Setting("bf16-b2", {"dtype": "bfloat16", "max_batch": 2}),
+    "bf16-b1": Setting("bf16-b1", {"dtype": "bfloat16", "max_batch": 1}),
+    "fp32-b1": Setting("fp32-b1", {"dtype": "float32", "max_batch": 1}),
     "bf16-eager": Setting("bf16-eager", {"dtype": "bfloat16", "attention": "eager"}),
     "int8": Setting("int8", {"dtype": "float32"}, int8_dynamic),
     "auto": Setting("auto", {"dtype": "auto"}),
@@ -136,9 +141,10 @@ SETTINGS = {
 class Runner:
     """One engine per setting, loaded once; ``run`` replays the batches."""
 
-    def __init__(self, setting: Setting, max_batch: int) -> None:
+    def __init__(self, setting: Setting, max_batch: int, threads: int | None = None) -> None:
         self.setting = setting
-        options = {"device": "cpu", "max_batch": max_batch, **setting.options}
+        options = {"device": "cpu", "max_batch": max_batch, "threads": threads,
+                   **setting.options}
         started = time.perf_counter()
         self.engine = TransformersEngine(**options)
         self.engine._load()
@@ -149,8 +155,10 @@ class Runner:
             self.engine._model = setting.transform(copy.deepcopy(self.engine._model))
         self.load_seconds = time.perf_counter() - started
 
-    def run(self, batches: list[list[Call]]) -> tuple[float, list[str]]:
+    def run(self, batches: list[list[Call]]) -> tuple[float, float, list[str]]:
+        """(wall seconds, CPU seconds of this process, replies)."""
         replies: list[str] = []
+        cpu = time.process_time()
         started = time.perf_counter()
         for batch in batches:
             out = self.engine.generate_sync([c.request for c in batch])
@@ -158,7 +166,7 @@ class Runner:
             if bad:
                 raise SystemExit(f"error: {self.setting.name}: {bad[0]}")
             replies.extend(r.text or "" for r in out)
-        return time.perf_counter() - started, replies
+        return time.perf_counter() - started, time.process_time() - cpu, replies
 
 
 def agreement(replies: list[str], reference: list[str]) -> tuple[float, float]:
@@ -235,6 +243,11 @@ def main() -> None:
     p.add_argument("--batches", type=int, default=3, help="demo batches replayed per run")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--max-batch", type=int, default=8, help="the demo's engine max_batch")
+    p.add_argument("--calls", type=int, default=None,
+                   help="only the first N calls of the chosen batches (a shorter run)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch threads (1: CPU seconds measure work, not waiting on a busy "
+                   "machine)")
     p.add_argument("--settings", default="fp32,bf16,bf16-b4,int8",
                    help=f"comma-separated, fp32 first: {', '.join(SETTINGS)}")
     args = p.parse_args()
@@ -253,6 +266,10 @@ def main() -> None:
                          + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
     calls = read_calls(args.runs)
     batches = demo_batches(calls, args.batches)
+    if args.calls:
+        batches = [b[: max(0, args.calls - sum(len(x) for x in batches[:i]))]
+                   for i, b in enumerate(batches)]
+        batches = [b for b in batches if b]
     chosen = [c for b in batches for c in b]
     print(f"{len(calls)} distinct calls in {args.runs}; replaying {len(batches)} batches "
           f"({len(chosen)} calls: " + ", ".join(f"{b[0].method} call {b[0].index} x{len(b)}"
@@ -263,34 +280,40 @@ def main() -> None:
           f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
     runners = {}
     for name in names:
-        runners[name] = Runner(SETTINGS[name], args.max_batch)
+        runners[name] = Runner(SETTINGS[name], args.max_batch, args.threads)
         print(f"  {name}: loaded in {runners[name].load_seconds:.1f} s "
               f"(dtype {runners[name].engine.dtype})")
     seconds: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
     replies: dict[str, list[str]] = {}
     for r in range(args.repeats):
         for name in names:
-            took, out = runners[name].run(batches)
+            took, used, out = runners[name].run(batches)
             seconds[name].append(took)
+            cpu[name].append(used)
             replies.setdefault(name, out)
-            print(f"run {r + 1} {name}: {len(chosen) / took:.3f} calls/s ({took:.1f} s)",
-                  flush=True)
-        summary(names, seconds, replies, chosen)  # after every run: a cut-short run says
+            print(f"run {r + 1} {name}: {len(chosen) / took:.3f} calls/s ({took:.1f} s, "
+                  f"{used:.1f} CPU s)", flush=True)
+        summary(names, seconds, cpu, replies, chosen)  # after every run: a cut-short run says
 
 
-def summary(names: list[str], seconds: dict[str, list[float]], replies: dict[str, list[str]],
-            chosen: list[Call]) -> None:
-    """The table: median calls/s, median ratio to fp32, agreement with fp32."""
+def summary(names: list[str], seconds: dict[str, list[float]], cpu: dict[str, list[float]],
+            replies: dict[str, list[str]], chosen: list[Call]) -> None:
+    """The table: median calls/s (wall and per CPU second), median ratios to fp32,
+    agreement with fp32."""
     runs = len(seconds["fp32"])
     reference = replies["fp32"]
     print(f"\nmedian of {runs} run(s), {len(chosen)} calls each:\n"
-          f"{'setting':<11} {'calls/s':>8} {'vs fp32':>8} {'same reply':>11} "
-          f"{'same answer':>12}")
+          f"{'setting':<11} {'calls/s':>8} {'vs fp32':>8} {'calls/CPU s':>12} {'vs fp32':>8} "
+          f"{'same reply':>11} {'same answer':>12}")
     for name in names:
         rate = statistics.median(len(chosen) / s for s in seconds[name])
         ratio = statistics.median(f / s for f, s in zip(seconds["fp32"], seconds[name]))
+        per_cpu = statistics.median(len(chosen) / s for s in cpu[name])
+        cpu_ratio = statistics.median(f / s for f, s in zip(cpu["fp32"], cpu[name]))
         same, answers = agreement(replies[name], reference)
-        print(f"{name:<11} {rate:>8.3f} {ratio:>7.2f}x {same:>10.1%} {answers:>11.1%}")
+        print(f"{name:<11} {rate:>8.3f} {ratio:>7.2f}x {per_cpu:>12.4f} {cpu_ratio:>7.2f}x "
+              f"{same:>10.1%} {answers:>11.1%}")
     same, answers = agreement(reference, [c.recorded for c in chosen])
     print(f"fp32 vs trace: same reply {same:.1%}, same answer {answers:.1%}\n", flush=True)
 
