@@ -5,6 +5,7 @@ a temporary git + DVC copy of the pipeline, and a ``prefect server start`` of a 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -199,8 +200,19 @@ class Project:
 
     def run(self, *cmd: str, check: bool = True, timeout: float = 1200
             ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(cmd, cwd=self.path, env=self.env, text=True, timeout=timeout,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        """Run ``cmd`` here; past ``timeout`` s (or on any interruption) its whole process
+        group is killed, so no stage it started is left holding DVC's lock."""
+        child = subprocess.Popen(cmd, cwd=self.path, env=self.env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        try:
+            out, _ = child.communicate(timeout=timeout)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise
+        proc = subprocess.CompletedProcess(cmd, child.returncode, out)
         if check and proc.returncode:
             raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
                                  f"{proc.stdout[-6000:]}")
