@@ -276,7 +276,7 @@ def main() -> None:
                                                  for b in batches) + ")")
     import torch
 
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+    print(f"torch {torch.__version__}, {args.threads or torch.get_num_threads()} threads, "
           f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
     runners = {}
     for name in names:
