@@ -159,14 +159,16 @@ def _anchors(pool: contexts.Pool, units: list[Unit], budget: int, rng: random.Ra
              used: set[int], support: dict[int, _Support], tries: int = 32,
              source: str = "") -> list[int]:
     """Small anchor units whose records support as many lookup tasks as possible (all
-    five when the data allow): random first unit (from ``source`` when it has one, so
-    the families take their turn through every source with records), then units added
-    while they fit."""
+    five when the data allow): random first unit holding a record a lookup can ask
+    about (from ``source`` when it has one, so the families take their turn through
+    every source with records; a list-only unit of it never gave a lookup), then units
+    added while they fit."""
     size = pool.cost.max(axis=1)
     cands = [i for i in support if size[i] <= budget]
     rng.shuffle(cands)
     cands.sort(key=lambda i: i in used)  # prefer units no family has anchored yet
-    firsts = [i for i in cands if units[i].source == source] or cands
+    firsts = ([i for i in cands if units[i].source == source and support[i].widest]
+              or [i for i in cands if support[i].widest] or cands)  # one a lookup can ask
     best: tuple[tuple[int, int, int], list[int]] = ((0, 0, 0), [])
     for first in firsts[:tries]:
         chosen, total, keys = [first], int(size[first]), set(pool.keys[first])
@@ -299,6 +301,13 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
     unconfirmed = [] if second_readers.available(fmt) else [second_readers.UNCONFIRMED]
     turns = sorted({units[i].source for i, sup in prep.support.items()  # sources whose
                     if sup.widest})  # small units hold a record a lookup can ask about
+    # the turn starts at a seeded source, and each lookup cell takes its first questions
+    # from a seeded family on (while the caps hold): a grid of few examples a cell draws
+    # on every source, not the first few of the alphabet (the offsets depend on the cell
+    # alone, so a length filled alone gets the same rows)
+    start = random.Random(f"{params.seed}|{fmt}|turns").randrange(len(turns)) if turns else 0
+    later = {(t, n): random.Random(f"{params.seed}|{fmt}|{t}|{n}|turn").randrange(len(turns))
+             if turns else 0 for t in params.tasks if t in tasks.LOOKUP_TASKS for n in lengths}
     spread = len(params.lengths)  # the whole grid's lengths, whichever this call fills
     caps = variety.Caps(params.per_cell)
     for family in range(params.families):
@@ -306,7 +315,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             break
         frng = random.Random(f"{params.seed}|{fmt}|family|{family}")
         anchors = _anchors(pool, units, prep.budget, frng, used, prep.support,
-                           source=turns[family % len(turns)] if turns else "")
+                           source=turns[(start + family) % len(turns)] if turns else "")
         if not anchors:
             stats["no anchor units fit the smallest bucket"] += 1
             break
@@ -342,6 +351,8 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
+                if task in lookups and strict and family < later[(task, length)]:
+                    continue  # the cell's turn through the sources starts later
                 if task in lookups:  # a description another record repeats is not asked
                     questions = [q for i, q in enumerate(lookups[task])
                                  if (i + family) % spread == turn
