@@ -1,0 +1,71 @@
+"""The build's caches (treeagent.bench.unit_cache) give what the uncached paths give."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from treeagent.bench import contexts, unit_cache
+from treeagent.tokenizers import tokens
+
+# lines of the kinds a context holds: indentation, digits, punctuation, non-ASCII, a
+# decomposed accent (not NFC), tabs, blank lines, CRLF
+_LINE = st.one_of(
+    st.sampled_from(["  - name: limit", "\tx = 1;", "", "    \"id\": 12345,", "é", "e\u0301",
+                     "<td>3,141</td>", "---", "  ...", "   ", "a\r", "  description: >-"]),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
+)
+_TEXT = st.lists(_LINE, max_size=25).map("\n".join)
+
+
+@pytest.fixture(scope="module", params=["qwen3", "cl100k_base"])
+def tok(request):
+    return tokens.load(request.param)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(_TEXT, min_size=1, max_size=6))
+def test_line_counts_equal_a_plain_count_of_each_text(tok, texts):
+    """One cache over several texts sharing lines (hits and misses), counted twice."""
+    cache = unit_cache.LineCounts(tok, limit=200)  # small: it also starts afresh
+    for text in texts + texts:
+        if cache.applies(text):
+            assert cache.count(text) == len(tok.encode(text))
+
+
+def test_line_counts_apply_only_where_line_cuts_are_exact():
+    qwen3 = tokens.load("qwen3")
+    cache = unit_cache.LineCounts(qwen3)
+    assert cache.applies("a:\n  b: 1\n")
+    assert not cache.applies("a:\n  <|im_start|> b\n")  # an added token: no line cuts
+
+
+def test_counter_with_line_cache_counts_long_contexts_like_the_tokenizer():
+    """contexts.Counter.full/many (through the cache) on texts past the parallel-count
+    threshold, sharing most lines, against plain encodes."""
+    lines = [f"  - key_{i}: value {i * 7919 % 1000} é\n" for i in range(6000)]
+    texts = ["".join(lines[:4000]), "".join(lines[2000:]), "".join(lines[::2])]
+    counter = contexts.Counter(("qwen3", "qwen2.5"))
+    q3, q25 = tokens.load("qwen3"), tokens.load("qwen2.5")
+    for text in texts:
+        assert counter.full(text) == {"qwen3": len(q3.encode(text)),
+                                      "qwen2.5": len(q25.encode(text))}
+    assert counter.many(texts)[:, 0].tolist() == [len(q3.encode(t)) for t in texts]
+
+
+@given(texts=st.lists(st.text(max_size=8), max_size=30))
+def test_memo_returns_what_the_function_returns(texts):
+    calls: list[str] = []
+
+    def read(text: str) -> tuple[str, int]:
+        calls.append(text)
+        return text[::-1], len(calls)
+
+    cached = unit_cache.memo(read, limit=20)
+    plain = {t: t[::-1] for t in texts}
+    for t in texts:
+        assert cached(t)[0] == plain[t]
+    assert len(calls) <= len(texts)
+    if len(set(texts)) < len(texts) and sum(map(len, texts)) <= 20:
+        assert len(calls) == len(set(texts))  # under the limit each text is read once
