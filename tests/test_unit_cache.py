@@ -69,3 +69,31 @@ def test_memo_returns_what_the_function_returns(texts):
     assert len(calls) <= len(texts)
     if len(set(texts)) < len(texts) and sum(map(len, texts)) <= 20:
         assert len(calls) == len(set(texts))  # under the limit each text is read once
+
+
+# YAML documents as pieces (after ``---``), with the awkward cases: a '---' or '...' line
+# inside, '--- x' on one line, a block scalar, comments, a directive, broken syntax
+_DOCS = st.sampled_from([
+    "a: 1\n", "paths:\n  /x:\n    get: {}\n", "s: |\n  line\n  --- not a marker\n",
+    "b: |\n  x\n---\nc: 2\n", "d: 1\n...\n", "--- e: 1\n", "# only a comment\n",
+    "f: [1, 2\n", "g: 'q\n---\n  r'\n", "%YAML 1.2\n", "h: x\n--- \ni: 1\n", "",
+    "k:\n  - 1\n  - {a: b}\n", "l: \"é\"\n", "m: *nope\n", "n: &a 1\no: *a\n",
+])
+
+
+def _pieces_or_error(split, context):
+    try:
+        return split(context)
+    except Exception as exc:  # noqa: BLE001 - the error is part of the result
+        return type(exc).__name__
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=st.lists(_DOCS, max_size=6), head=st.sampled_from(["", "x: 0\n", "---\n"]))
+def test_yaml_unit_pieces_equal_those_of_one_parse_of_the_stream(docs, head):
+    from treeagent.bench.sources.yaml_records import unit_pieces as whole
+
+    context = head + "".join("---\n" + d for d in docs)
+    cached = _pieces_or_error(lambda t: unit_cache.yaml_unit_pieces(t, whole), context)
+    again = _pieces_or_error(lambda t: unit_cache.yaml_unit_pieces(t, whole), context)
+    assert cached == again == _pieces_or_error(whole, context)

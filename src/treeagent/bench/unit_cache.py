@@ -101,3 +101,49 @@ def memo(read: Callable[[str], object], limit: int) -> Callable[[str], object]:
         return value
 
     return cached
+
+
+# ------------------------------------------------------------------ YAML documents
+
+_SENTINEL = "---\nx: 1\n"
+YAML_CACHE_CHARS = 1 << 26
+
+
+def _yaml_one_document(chunk: str) -> bool:
+    """Is ``chunk`` (``---`` line first) exactly one document of a YAML stream? Parsed
+    with a second document after it: the stream must hold two documents, the first
+    starting at 0 and the second right after ``chunk`` (what a parse of any stream
+    holding ``chunk`` between ``---`` lines finds there: documents do not see each
+    other)."""
+    from treeagent.formats import parse as parse_format
+
+    try:
+        root = parse_format(chunk + _SENTINEL, "yaml").root
+    except Exception:  # noqa: BLE001 - the parse of the whole stream says why
+        return False
+    return (root.kind == "stream" and len(root.children) == 2
+            and root.children[0].start == 0 and root.children[1].start == len(chunk))
+
+
+_yaml_checked = memo(_yaml_one_document, YAML_CACHE_CHARS)
+
+
+def yaml_unit_pieces(context: str, whole: Callable[[str], list[str]]) -> list[str]:
+    """``whole(context)`` (the YAML hook ``unit_pieces``: the documents of a composed
+    stream, each after its ``---`` line, from one parse of the whole stream), found by
+    parsing each distinct document once: the stream is cut at its ``---`` lines and
+    each piece checked alone (:func:`_yaml_one_document`, cached); any doubt (a piece
+    that is not one document there, text before the first ``---``) falls back to
+    ``whole``, which also raises what it raises."""
+    if not context.startswith("---\n"):
+        return whole(context)
+    cuts = [0]
+    at = context.find("\n---\n")
+    while at >= 0:
+        cuts.append(at + 1)
+        at = context.find("\n---\n", at + 1)
+    cuts.append(len(context))
+    chunks = [context[a:b] for a, b in zip(cuts, cuts[1:])]
+    if len(chunks) < 2 or not all(_yaml_checked(c) for c in chunks):
+        return whole(context)
+    return [c[4:] for c in chunks]

@@ -61,9 +61,16 @@ def unit_pieces(fmt: str, text: str) -> list[str]:
     (the format's ``unit_pieces`` hook, :class:`treeagent.bench.model.BenchFormat`).
 
     Raises ``treeagent.algorithm.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
-    that is not a composition of units: wrong root, stray content).
+    that is not a composition of units: wrong root, stray content). A YAML stream is
+    split with each distinct document parsed once per process
+    (:func:`treeagent.bench.unit_cache.yaml_unit_pieces`): the same pieces.
     """
-    return contexts.hooks(fmt).unit_pieces(text)
+    whole = contexts.hooks(fmt).unit_pieces
+    if fmt == "yaml":
+        from treeagent.bench.unit_cache import yaml_unit_pieces
+
+        return yaml_unit_pieces(text, whole)
+    return whole(text)
 
 
 # ------------------------------------------------------------------ execution
