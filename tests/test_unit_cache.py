@@ -97,3 +97,24 @@ def test_yaml_unit_pieces_equal_those_of_one_parse_of_the_stream(docs, head):
     cached = _pieces_or_error(lambda t: unit_cache.yaml_unit_pieces(t, whole), context)
     again = _pieces_or_error(lambda t: unit_cache.yaml_unit_pieces(t, whole), context)
     assert cached == again == _pieces_or_error(whole, context)
+
+
+# JSON responses as pieces: nested values, a string holding ",\n", what the C decoder
+# accepts but JSON does not (NaN), whitespace around a value, broken syntax, a bare scalar
+_VALUES = st.sampled_from([
+    '{"a": 1}', '{\n  "b": [1, 2],\n  "c": {"d": null}\n}', '"x,\\ny"', '[]', '{}',
+    'NaN', ' {"e": 1}', '{"f": 2} ', '{"g": [1,}', '3', '{"h": "é\\u00e9"}', '"a",\n"b"',
+    '{"i": 1}\n]\n[\n{"j": 2}', 'true', '{"k": 1e400}',
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(_VALUES, max_size=6), frame=st.sampled_from([("[\n", "\n]\n"),
+                                                                   ("[", "]"), ("", "")]))
+def test_json_unit_pieces_equal_those_of_one_parse_of_the_context(values, frame):
+    from treeagent.bench.sources.json_records import unit_pieces as whole
+
+    context = frame[0] + ",\n".join(values) + frame[1]
+    cached = _pieces_or_error(lambda t: unit_cache.json_unit_pieces(t, whole), context)
+    again = _pieces_or_error(lambda t: unit_cache.json_unit_pieces(t, whole), context)
+    assert cached == again == _pieces_or_error(whole, context)

@@ -147,3 +147,57 @@ def yaml_unit_pieces(context: str, whole: Callable[[str], list[str]]) -> list[st
     if len(chunks) < 2 or not all(_yaml_checked(c) for c in chunks):
         return whole(context)
     return [c[4:] for c in chunks]
+
+
+# ------------------------------------------------------------------ JSON responses
+
+JSON_CACHE_CHARS = 1 << 26
+_JSON_HEAD, _JSON_SEP, _JSON_TAIL = "[\n", ",\n", "\n]\n"
+
+
+def _json_one_value(piece: str) -> bool:
+    """Is ``piece`` exactly one element of a JSON list as the format parser reads it
+    (``[\\n`` + piece + ``\\n]\\n``: one child spanning the piece)? Elements of a list do
+    not see each other: a list of such pieces parses into them."""
+    from treeagent.formats import parse as parse_format
+
+    try:
+        root = parse_format(_JSON_HEAD + piece + _JSON_TAIL, "json").root
+    except Exception:  # noqa: BLE001 - the parse of the whole context says why
+        return False
+    return (root.kind == "array" and len(root.children) == 1
+            and root.children[0].start == len(_JSON_HEAD)
+            and root.children[0].end == len(_JSON_HEAD) + len(piece))
+
+
+_json_checked = memo(_json_one_value, JSON_CACHE_CHARS)
+
+
+def json_unit_pieces(context: str, whole: Callable[[str], list[str]]) -> list[str]:
+    """``whole(context)`` (the JSON hook ``unit_pieces``: the responses of a composed
+    list, from one parse of the whole context), found by parsing each distinct response
+    once: the C decoder finds where each value ends, each piece is checked alone
+    (:func:`_json_one_value`, cached) and the pieces must rebuild the context exactly;
+    any doubt falls back to ``whole``, which also raises what it raises."""
+    import json
+
+    if not (context.startswith(_JSON_HEAD) and context.endswith(_JSON_TAIL)):
+        return whole(context)
+    decode = json.JSONDecoder().raw_decode
+    pieces: list[str] = []
+    at, end = len(_JSON_HEAD), len(context) - len(_JSON_TAIL)
+    try:
+        while True:
+            stop = decode(context, at)[1]
+            pieces.append(context[at:stop])
+            if stop == end:
+                break
+            if not context.startswith(_JSON_SEP, stop):
+                return whole(context)
+            at = stop + len(_JSON_SEP)
+    except ValueError:
+        return whole(context)
+    if (_JSON_HEAD + _JSON_SEP.join(pieces) + _JSON_TAIL != context
+            or not all(_json_checked(p) for p in pieces)):
+        return whole(context)
+    return pieces
