@@ -118,3 +118,26 @@ def test_json_unit_pieces_equal_those_of_one_parse_of_the_context(values, frame)
     cached = _pieces_or_error(lambda t: unit_cache.json_unit_pieces(t, whole), context)
     again = _pieces_or_error(lambda t: unit_cache.json_unit_pieces(t, whole), context)
     assert cached == again == _pieces_or_error(whole, context)
+
+
+_SCALARS = st.one_of(st.integers(), st.booleans(), st.none(),
+                     st.text(alphabet="abc &!:-#'\"é", max_size=8))
+_TREES = st.recursive(_SCALARS, lambda kids: st.one_of(
+    st.lists(kids, max_size=4), st.dictionaries(st.text("abcxyz", min_size=1, max_size=4),
+                                                kids, max_size=4)), max_leaves=25)
+
+
+@given(doc=_TREES)
+def test_yaml_records_loader_skips_the_alias_walk_only_where_it_could_not_refuse(doc):
+    """Builder's YAML loader: a document without '*' has no alias, so the alias budget
+    walk it skips could not refuse it: it loads at any budget, as PyYAML loads it."""
+    import yaml
+
+    from treeagent.bench.sources import yaml_records as Y
+
+    text = yaml.safe_dump(doc, allow_unicode=True)
+    if "*" not in text:
+        assert Y.load(text, node_budget=1) == yaml.safe_load(text)
+    bomb = "a: &x [1, 2]\nb: [*x, *x, *x]\n"
+    with pytest.raises(Y.AliasBudgetError):  # with aliases the walk still runs
+        Y.load(bomb, node_budget=3)
