@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from treeagent.tokenizers import tokens as _tokens
 
 #: characters of piece text a :class:`LineCounts` keeps before it starts afresh
-LINE_CACHE_CHARS = 1 << 27
+LINE_CACHE_CHARS = 1 << 26
 _BATCH_CHARS = 1 << 18
 
 
