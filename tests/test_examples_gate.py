@@ -79,8 +79,10 @@ def test_the_recheck_of_stored_rows_gives_each_row_what_a_fresh_recheck_gives(va
     from treeagent.bench import io as bench_io
 
     path = validated / "examples" / "json.parquet"
-    rows = bench_io.read_rows(path)
-    rows[1] = {**rows[1], "answer": json.dumps("not the answer")}
+    stored = bench_io.read_rows(path)
+    # the first stored row, a copy of it with a wrong answer (the same context, next in
+    # line: the kept re-parse serves it), then the other rows
+    rows = [stored[0], {**stored[0], "answer": json.dumps("not the answer")}, *stored[1:]]
     contexts = [tuple(r["unit_ids"]) for r in rows]
     assert len(set(contexts)) < len(contexts)  # some rows share a context: the cache serves
     kept = examples_gate.recheck(path, "json", DEMO["tolerance"])
