@@ -5,8 +5,13 @@ mirror and print wall time, peak memory, bytes on disk, counts and shortfalls.
         [--formats json html yaml javascript] [--lengths 8K ... 1M] [--per-cell 50]
         [--no-acquire] [--no-recount] [--js-repos eslint=PATH webpack=PATH ...]
 
-Goal: <= 30 minutes and <= 2 GB here, every kept example valid (the GX suite over the
-written tables is run again at the end).
+Goal: <= 10 minutes (JSON, YAML, HTML) with ``--runner dask --workers 2`` on two cores,
+<= 2 GB per process, every kept example valid (the GX suite over the written tables is
+run again at the end). The build is sharded by (format, length) cell over ``--runner``
+and ``--workers`` (:func:`treeagent.bench.cells.build_sharded`; the same files as a
+serial build), and each task's process, CPU and wall seconds are printed: both workers
+busy shows as CPU close to wall in each. ``--runner thread --workers 1`` builds serially
+in this process.
 
 Serial against sharded, in one run (the same units; one folder each under --out):
 
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reread-only", action="store_true",
                     help="build nothing: run the second reader over the tables in --out")
     ap.add_argument("--runner", choices=("thread", "dask"), default="dask",
-                    help="task runner of --versus-serial's sharded build")
+                    help="task runner of the build sharded by (format, length) cell")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--versus-serial", action="store_true",
                     help="build twice, serially and sharded over --workers, and compare")
@@ -105,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {fmt}: {done}/{total} ({time.time() - t0:.0f} s, "
                   f"RSS {_rss_mb():.0f} MB, peak {_peak_mb():.0f} MB)", flush=True)
 
-    result = build.build(params, units, Path(args.out), progress=progress)
+    if args.runner == "thread" and args.workers == 1:
+        result = build.build(params, units, Path(args.out), progress=progress)
+    else:
+        result = _build_sharded(params, Path(args.raw), Path(args.out), args.runner,
+                                args.workers)
     t_build = time.time()
     # every kept example must pass the suite again, read back from disk
     bad = 0
@@ -134,7 +143,72 @@ def main(argv: list[str] | None = None) -> int:
         print("rejections:", json.dumps(inv["rejections"]))
     print("\n".join(build.quality_lines(inv)))
     reread = _report_second_reader(Path(args.out), args.formats, args.second_reader)
+    _report_cells(result)
     return 0 if bad == 0 and reread == 0 else 1
+
+
+def _timed(fn):
+    """``fn`` whose result carries (process id, CPU seconds, wall seconds) of its call."""
+
+    def timed(item):
+        t, c = time.time(), time.process_time()
+        out = fn(item)
+        out.timing = (os.getpid(), time.process_time() - c, time.time() - t)
+        return out
+
+    return timed
+
+
+def _build_sharded(params, raw: Path, out: Path, runner: str, workers: int):
+    """:func:`treeagent.bench.cells.build_sharded` over the runner, printing each task's
+    cells, process, CPU and wall seconds."""
+    from treeagent.bench import cells
+    from treeagent.bench.contexts import bucket_label
+    from treeagent.pipeline.runners import describe, map_on_runner
+
+    spec = {"name": runner, "address": None, "workers": workers}
+    done: list = []
+
+    def mapper(fn, items):
+        results = map_on_runner(_timed(fn), items, runner=spec, name="build-cell")
+        done.extend(results)
+        return results
+
+    t0 = time.time()
+    result = cells.build_sharded(params, raw, out, mapper, workers=workers)
+    print(f"sharded over {describe(spec)}: {len(done)} tasks, {time.time() - t0:.0f} s "
+          "(cluster start, merge, gate and writes included)")
+    busy: dict[int, list[float]] = {}
+    for r in done:
+        pid, cpu, wall = r.timing
+        busy.setdefault(pid, [0.0, 0.0])
+        busy[pid][0] += cpu
+        busy[pid][1] += wall
+        print(f"  {r.fmt:>10} {'/'.join(map(bucket_label, r.lengths)):<24} process {pid}: "
+              f"CPU {cpu:.0f} s, wall {wall:.0f} s")
+    for pid, (cpu, wall) in busy.items():
+        print(f"  process {pid}: CPU {cpu:.0f} s over {wall:.0f} s of tasks")
+    return result
+
+
+def _report_cells(result) -> None:
+    """Per format x length (all tasks): kept, distinct questions, distinct evidence
+    units, the top unit's share of its (task, length) cell (the largest such share);
+    the second reader's confirmations per format x length are printed above."""
+    inv = result.inventory
+    print("\nformat     length   kept  distinct q  evidence units  top unit share")
+    for fmt, by_task in inv.get("quality", {}).items():
+        rows = result.examples.get(fmt, [])
+        cells = inv["variety"][fmt]["cells"]
+        for bucket in next(iter(inv["counts"][fmt].values())):
+            mine = [r for r in rows if r["bucket"] == bucket]
+            distinct = sum(q["distinct_questions"].get(bucket, [0, 0])[0]
+                           for q in by_task.values())
+            units = {u for r in mine for u in r["source_ids"]}
+            share = max((c["top_unit_examples"] / c["kept"] for k, c in cells.items()
+                         if k.endswith("@" + bucket) and c["kept"]), default=0.0)
+            print(f"{fmt:<10} {bucket:>6} {len(mine):>6} {distinct:>11} {len(units):>15} "
+                  f"{share:>15.0%}")
 
 
 def _report_second_reader(out: Path, formats: list[str], n: int) -> int:

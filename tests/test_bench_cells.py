@@ -8,6 +8,8 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from treeagent.bench import build, cells, sources
 from treeagent.pipeline import config
@@ -62,9 +64,25 @@ def test_tasks_are_format_major_and_give_every_worker_one(grid) -> None:
     assert [(s.fmt, s.lengths) for s in cells.cells(params, raw, 1)] == [
         ("json", (2048, 4096)), ("yaml", (2048, 4096)), ("html", (2048, 4096))]
     assert [(s.fmt, s.lengths) for s in cells.cells(big, raw, 6)] == [
-        ("json", (2048, 8192, 32768)), ("json", (4096, 16384)),
-        ("yaml", (2048, 8192, 32768)), ("yaml", (4096, 16384)),
-        ("html", (2048, 8192, 32768)), ("html", (4096, 16384))]
+        ("json", (32768,)), ("json", (2048, 4096, 8192, 16384)),
+        ("yaml", (32768,)), ("yaml", (2048, 4096, 8192, 16384)),
+        ("html", (32768,)), ("html", (2048, 4096, 8192, 16384))]
+    assert [s.lengths for s in cells.cells(big, raw, 2)] == [  # two workers share a format
+        (32768,), (2048, 4096, 8192, 16384)] * 3
     assert len(cells.cells(params, raw, 64)) == 6  # at most one task per cell
     specs = cells.cells(params, raw, 3)
     assert build.BuildParams(**specs[0].params) == params  # the params travel whole
+
+
+@given(lengths=st.sets(st.integers(256, 1 << 20), min_size=1, max_size=12),
+       groups=st.integers(1, 8))
+def test_balanced_groups_deal_every_length_once_and_none_is_avoidably_heavy(lengths, groups):
+    got = cells.balanced(sorted(lengths), groups)
+    assert sorted(n for g in got for n in g) == sorted(lengths)  # each length once
+    assert len(got) == min(groups, len(lengths)) and all(g == tuple(sorted(g)) for g in got)
+    loads = [sum(g) for g in got]
+    assert loads == sorted(loads, reverse=True)
+    # longest-first dealing: the heaviest group is its longest length alone, or exceeds
+    # the lightest by at most the shortest length it holds
+    heavy = got[0]
+    assert len(heavy) == 1 or loads[0] - loads[-1] <= min(heavy)

@@ -71,3 +71,21 @@ def test_a_recipe_naming_a_missing_unit_fails_the_gate(validated, tmp_path):
     with pytest.raises(gates.GateError) as err:
         gates.check("examples", examples_gate.suites(tmp_path / "v", **GRID), tmp_path)
     assert "check_units" in str(err.value) and bad in str(err.value)
+
+
+def test_the_recheck_of_stored_rows_gives_each_row_what_a_fresh_recheck_gives(validated):
+    """recheck keeps the last context's re-parse for the next rows: the same verdicts as
+    re-parsing the context for every row (a fresh recheck per row), corrupted row too."""
+    from treeagent.bench import io as bench_io
+
+    path = validated / "examples" / "json.parquet"
+    stored = bench_io.read_rows(path)
+    # the first stored row, a copy of it with a wrong answer (the same context, next in
+    # line: the kept re-parse serves it), then the other rows
+    rows = [stored[0], {**stored[0], "answer": json.dumps("not the answer")}, *stored[1:]]
+    contexts = [tuple(r["unit_ids"]) for r in rows]
+    assert len(set(contexts)) < len(contexts)  # some rows share a context: the cache serves
+    kept = examples_gate.recheck(path, "json", DEMO["tolerance"])
+    fresh = [examples_gate.recheck(path, "json", DEMO["tolerance"])(r) for r in rows]
+    assert [kept(r) for r in rows] == fresh
+    assert fresh[1]["check_answer"] and not fresh[0]["check_answer"]

@@ -99,15 +99,32 @@ def build_cell(spec: CellSpec) -> CellResult:
 
 def cells(params: B.BuildParams, raw_dir: str | Path, workers: int = 1) -> list[CellSpec]:
     """The grid's (format, length) cells in tasks, format-major: each format's lengths
-    dealt round-robin into ``ceil(workers / formats)`` groups (at most one per length), so
-    ``workers`` workers all get a task and a format is read and tokenized by as few of
-    them as that allows."""
+    in ``ceil(workers / formats)`` groups, at least two when there are two workers (at
+    most one per length), so that ``workers`` workers all get a task, the workers share
+    each format's work and a format is read and tokenized by as few of them as that
+    allows. A cell costs about its length (its contexts' tokens): lengths are dealt,
+    longest first, to the group with the fewest tokens so far (:func:`balanced`), the
+    costliest group first."""
     kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in asdict(params).items()}
     n = len(params.lengths)
-    groups = max(1, min(n, -(-workers // max(1, len(params.formats)))))
-    return [CellSpec(fmt, tuple(params.lengths[g::groups]), kw, str(raw_dir), split)
+    want = -(-workers // max(1, len(params.formats)))
+    groups = max(1, min(n, max(want, 2 if workers > 1 else 1)))
+    return [CellSpec(fmt, group, kw, str(raw_dir), split)
             for fmt in params.formats for split in split_build.present(params, fmt)
-            for g in range(groups)]
+            for group in balanced(params.lengths, groups)]
+
+
+def balanced(lengths: Sequence[int], groups: int) -> list[tuple[int, ...]]:
+    """``lengths`` in ``groups`` groups of about equal total (longest first to the
+    lightest group, ties to the first), each group ascending, heaviest group first."""
+    load = [0] * groups
+    out: list[list[int]] = [[] for _ in range(groups)]
+    for n in sorted(lengths, reverse=True):
+        g = min(range(groups), key=lambda i: (load[i], i))
+        out[g].append(n)
+        load[g] += n
+    order = sorted(range(groups), key=lambda i: -load[i])
+    return [tuple(sorted(out[i])) for i in order if out[i]]
 
 
 def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:

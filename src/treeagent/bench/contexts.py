@@ -97,11 +97,16 @@ class Counter:
     tokenizer whose BPE model, normalizer and pre-tokenizer equal an earlier one's and
     that differs only in added tokens (Qwen2.5 vs Qwen3) reuses that count for texts
     containing none of the differing added tokens -- the same tokens by construction.
+    Line-safe tokenizers count through a :class:`treeagent.bench.unit_cache.LineCounts`:
+    each distinct line piece is tokenized once for all the texts this counter sees.
     """
 
     def __init__(self, names: Sequence[str] = DEFAULT_TOKENIZERS) -> None:
+        from treeagent.bench.unit_cache import LineCounts
+
         self.names = tuple(names)
         self.toks = [_tokens.load(n) for n in self.names]
+        self.lines = [LineCounts(t) for t in self.toks]
         self._same: list[tuple[int, tuple[str, ...]] | None] = [None] * len(self.toks)
         specs = [_core_spec(t) for t in self.toks]
         for j in range(len(self.toks)):
@@ -121,12 +126,15 @@ class Counter:
         out = np.zeros((len(texts), len(self.toks)), dtype=np.int64)
         for j, tok in enumerate(self.toks):
             todo: list[int] = []
+            lines = self.lines[j]
             for k, text in enumerate(texts):
                 alias = self._alias(j, text)
-                if alias is None:
-                    todo.append(k)
-                else:
+                if alias is not None:
                     out[k, j] = out[k, alias]
+                elif lines.applies(text):
+                    out[k, j] = lines.count(text)
+                else:
+                    todo.append(k)
             small = [k for k in todo if len(texts[k]) < 1 << 16]
             for a in range(0, len(small), 256):
                 batch = small[a:a + 256]
@@ -140,7 +148,12 @@ class Counter:
         counts: list[int] = []
         for j, tok in enumerate(self.toks):
             alias = self._alias(j, text)
-            counts.append(counts[alias] if alias is not None else _count_parallel(tok, text))
+            if alias is not None:
+                counts.append(counts[alias])
+            elif self.lines[j].applies(text):
+                counts.append(self.lines[j].count(text))
+            else:
+                counts.append(_count_parallel(tok, text))
         return dict(zip(self.names, counts))
 
 

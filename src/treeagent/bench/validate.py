@@ -61,9 +61,17 @@ def unit_pieces(fmt: str, text: str) -> list[str]:
     (the format's ``unit_pieces`` hook, :class:`treeagent.bench.model.BenchFormat`).
 
     Raises ``treeagent.algorithm.tree.ParseError`` (bad syntax) or ``ValueError`` (a document
-    that is not a composition of units: wrong root, stray content).
+    that is not a composition of units: wrong root, stray content). A JSON list or a
+    YAML stream is split with each distinct unit parsed once per process
+    (:mod:`treeagent.bench.unit_cache`): the same pieces.
     """
-    return contexts.hooks(fmt).unit_pieces(text)
+    whole = contexts.hooks(fmt).unit_pieces
+    if fmt in ("json", "yaml"):
+        from treeagent.bench import unit_cache
+
+        split = unit_cache.json_unit_pieces if fmt == "json" else unit_cache.yaml_unit_pieces
+        return split(text, whole)
+    return whole(text)
 
 
 # ------------------------------------------------------------------ execution

@@ -83,8 +83,9 @@ def load(text: str, node_budget: int = NODE_BUDGET) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        own = len(_distinct(node))
-        _expanded_size(node, max(node_budget, 2 * own))
+        if "*" in text:  # no alias without '*': the expansion is the document itself
+            own = len(_distinct(node))
+            _expanded_size(node, max(node_budget, 2 * own))
         return loader.construct_document(node)
     finally:
         loader.dispose()
