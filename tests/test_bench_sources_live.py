@@ -59,7 +59,9 @@ def test_usgs_pages_by_offset_until_a_short_page(tmp_path):
                                                "json/usgs/live__0001.json"]
     assert (raw / m["files"][1]["file"]).read_bytes() == pages["16"].read_bytes()  # as received
     assert m["files"][0]["provenance"]["request"]["params"]["offset"] == 1
-    assert [len(u.records) for u in S.units("json", raw_dir=raw)] == [15, 4]
+    # the first page (11.7 KB) is over 8,000 characters: one unit per event; the short
+    # last page (3.4 KB) stays one unit of its 4 events
+    assert [len(u.records) for u in S.units("json", raw_dir=raw)] == [1] * 15 + [4]
 
 
 def test_nvd_api_key_comes_from_env_and_is_never_written(tmp_path, monkeypatch, no_sleep):
@@ -148,7 +150,8 @@ def test_usaspending_posts_page_numbers(tmp_path, sources):
     raw, m = _acquire(tmp_path, "usaspending", handler, limit=len(pages))
     assert [b["page"] for b in bodies] == list(pages)  # page 1 says hasNext: page 2 follows
     assert bodies[0]["filters"]["award_type_codes"] == ["A", "B", "C", "D"]
-    assert [len(u.records) for u in S.units("json", raw_dir=raw)] == [3] * len(pages)
+    units = S.units("json", raw_dir=raw)  # each page is over 8,000 characters: a unit per result
+    assert [len(u.records) for u in units] == [1] * (3 * len(pages))
 
 
 def test_nih_reporter_posts_offset_and_limit(tmp_path):
@@ -160,7 +163,8 @@ def test_nih_reporter_posts_offset_and_limit(tmp_path):
 
     raw, m = _acquire(tmp_path, "nih_reporter", handler)
     assert bodies == [{"criteria": {"fiscal_years": [2024]}, "limit": 100, "offset": 0}]
-    assert [len(u.records) for u in S.units("json", raw_dir=raw)] == [5]
+    units = S.units("json", raw_dir=raw)  # over 8,000 characters: a unit per project
+    assert [len(u.records) for u in units] == [1] * 5
 
 
 def test_contracts_finder_follows_links_next(tmp_path):
