@@ -211,3 +211,14 @@ def test_yaml_read_in_buffers_as_whole(monkeypatch, values, brk, at, pad):
     with monkeypatch.context() as patch:
         patch.setattr(yaml_format, "_TextReader", lambda t: t)  # the whole text at once
         assert buffered == outcome()
+
+
+def test_a_prefix_that_joins_the_spans_first_character_is_counted_with_it(monkeypatch, qwen3):
+    """A safe cut right at the span's start must not part the prefix from the span's
+    first character: Qwen3 reads '":' as one token."""
+    monkeypatch.setattr(tokens, "_POINTS_GAP", 1)  # every cut kept, the one at ':' too
+    text = "\n v2: 0 ok" * 40
+    a = text.index(":")  # a digit cut sits right at the span's start
+    assert qwen3.count('":') == 1
+    index = tokens.TokenIndex(text, qwen3)
+    assert index.exact(a, len(text), '"', '"') == qwen3.count('"' + text[a:] + '"')

@@ -703,7 +703,10 @@ class TokenIndex:
         safe = self._safe
         if safe is not None and end - start > 256:
             at = safe.dtype.type
-            i = int(np.searchsorted(safe, at(start), side="left"))
+            # a cut at ``start`` itself would part the prefix from the span's first
+            # character, which may join it in one token ('"' + ':' is '":'): the head
+            # reaches at least one character into the span
+            i = int(np.searchsorted(safe, at(start), side="right"))
             j = int(np.searchsorted(self._need, at(end), side="left")) - 1  # type: ignore[arg-type]
             if i < j:
                 p, q = int(safe[i]), int(safe[j])
