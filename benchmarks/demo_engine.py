@@ -34,7 +34,7 @@ identical scores (``scores.parquet`` of the score stage). ``--against-cache SQLI
 (a run still going, e.g. ``.cache/calls.shards/*/*/*.sqlite``), over the calls of
 ``--runs`` found there.
 
-    git clone /work/main /tmp/demoB0 && (cd /tmp/demoB0 && make demo)
+    git clone . /tmp/demoB0 && (cd /tmp/demoB0 && make demo)
     .venv/bin/python benchmarks/demo_engine.py --runs /tmp/demoB0/runs --batches 3 --repeats 3
     .venv/bin/python benchmarks/demo_engine.py --runs /tmp/demoB0/runs --against /tmp/demoB/runs
 """

@@ -125,4 +125,4 @@ def test_the_paper_preset_runs_all_four_methods():
 
     paper = config.validate(config.preset("paper"))
     assert paper.methods == ["flat", "tree", "tree+path", "treeagent"]
-    assert config.validate(config.preset("demo")).methods == paper.methods  # issue 17
+    assert config.validate(config.preset("demo")).methods == paper.methods

@@ -147,7 +147,7 @@ def test_params_are_checked():
 
 @pytest.mark.parametrize("name", ["demo", "paper"])
 def test_bench_build_takes_the_pipelines_preset(name):
-    """One set of presets (issue 19.1): ``bench build --preset demo`` builds what
+    """One set of presets: ``bench build --preset demo`` builds what
     ``make demo`` builds; options override single fields."""
     import argparse
 

@@ -1,4 +1,4 @@
-"""The second reader (B.1, issue 15): each defect kind a construction can make is caught
+"""The second reader (B.1): each defect kind a construction can make is caught
 on a small hand-written context; construction and second reader agree on generated ones.
 
 Hand-written specifications below say what a reader of the context would count; the

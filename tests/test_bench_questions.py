@@ -1,4 +1,4 @@
-"""Every question template reads as English (issue 15): no doubled words, 'a'/'an' as the
+"""Every question template reads as English: no doubled words, 'a'/'an' as the
 next word sounds, no key-like words (snake_case, camelCase) outside quoted content; count
 conditions mostly match two or more records.
 

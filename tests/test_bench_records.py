@@ -137,7 +137,7 @@ def test_yaml_records_are_paths_operations_parameters_responses():
     assert "POST /pets" in by  # no operationId: method and path
     # a path item's shared parameter is one record where it is written; the operation's
     # own parameter of the same name is the operation's
-    # parameters and responses are described as a reader names them (issue 15)
+    # parameters and responses are described as a reader names them
     assert by['query parameter "limit" of the operation "POST /pets"'].fields["schema type"] == "string"
     assert by['query parameter "limit" of the path "/pets"'].fields["schema type"] == "integer"
     assert by['query parameter "limit" of the path "/pets"'].select[-2:] == ("parameters", "*")

@@ -1,4 +1,4 @@
-"""Questions speak each source's vocabulary (issue 15): field glossaries, record kinds as
+"""Questions speak each source's vocabulary: field glossaries, record kinds as
 the source's readers name them, records named by their natural name or id (or by the
 field that tells them apart, said as such), never by a generator-made label.
 

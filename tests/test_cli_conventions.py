@@ -1,4 +1,4 @@
-"""CLI conventions (issue 20): --version, plain help with defaults, ``-`` for standard
+"""CLI conventions: --version, plain help with defaults, ``-`` for standard
 input, ``sections --json --text``, ``query --format``, a closed pipe, run progress."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``treeagent sections``: JSON output contract and one-line errors (issue 2, 5 and 6i)."""
+"""``treeagent sections``: JSON output contract and one-line errors."""
 
 from __future__ import annotations
 

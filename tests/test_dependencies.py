@@ -1,4 +1,4 @@
-"""Everything the project imports is declared (issue 20).
+"""Everything the project imports is declared.
 
 * Every module of the package imports. CI installs ``.[dev,bench,local,pipeline]`` into
   a fresh environment from a clean clone (``make test``), so there this is the import

@@ -1,4 +1,4 @@
-"""The ``examples`` gate in one place (issue 19.5): the same expectations hold the
+"""The ``examples`` gate in one place: the same expectations hold the
 build's new rows and the pipeline's stored tables, and the stored rows are re-checked
 from their recipes, so a corrupted table fails the gate naming the row and the check."""
 

@@ -1,4 +1,4 @@
-"""docs/fidelity.md stays tied to the tests (issue 16, point 7).
+"""docs/fidelity.md stays tied to the tests.
 
 The fidelity table (agent x point: upstream behaviour, ours, why different) names in
 its last column the tests that pin each row. Here: every named test exists (test

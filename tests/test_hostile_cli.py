@@ -1,4 +1,4 @@
-"""The CLI under bad paths and failing servers (issue 18 items 3, 6, 7, 9): one line,
+"""The CLI under bad paths and failing servers: one line,
 exit 2, before the first call; a hung server costs ``--timeout``; non-regular and
 oversized inputs are refused; duplicate keys in params.yaml are named."""
 

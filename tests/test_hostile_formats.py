@@ -1,4 +1,4 @@
-"""Hostile documents (issue 18 items 2 and 9): every valid one is sectioned, every invalid
+"""Hostile documents: every valid one is sectioned, every invalid
 one is one error at the right place, in bounded time; tiny budgets give no empty sections
 and keep numbers whole."""
 

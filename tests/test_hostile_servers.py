@@ -1,4 +1,4 @@
-"""Hostile and failing servers (issue 18 items 4-6): no key fragment is ever stored or
+"""Hostile and failing servers: no key fragment is ever stored or
 printed, replies are capped in bytes and tokens and counted, a hung server costs at most
 the call's deadline, invalid base URLs are refused at once."""
 

@@ -1,4 +1,4 @@
-"""Hostile source data (issue 18 items 1 and 8): alias bombs are refused in bounded time
+"""Hostile source data: alias bombs are refused in bounded time
 and memory with a reason, and ``raw/manifest.json`` is verified against the disk."""
 
 from __future__ import annotations

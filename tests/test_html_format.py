@@ -565,7 +565,7 @@ def test_parse_speed_on_4mb():
 
 
 # -- sectioning decision: <script>/<style> stay atomic above the budget -----------------
-# Issue 2 / A.1: script and style content is kept whole and never parsed or cut, even
+# A.1: script and style content is kept whole and never parsed or cut, even
 # when it exceeds B (a cut inside code or CSS gives the agent a broken fragment, and
 # these leaves carry no page text). Such sections are reported apart from budget
 # violations (benchmarks/sectioning.py, explain_atomic); what this costs is a section

@@ -173,7 +173,7 @@ def test_any_schedule_gives_the_sequential_results(steps, concurrency, max_batch
 
 
 def test_requests_are_kept_only_when_asked() -> None:
-    """The scheduler's trace is the one record of calls (issue 19.4): with
+    """The scheduler's trace is the one record of calls: with
     ``keep_requests`` each call holds the request that was sent (trace files read it);
     without, only its hash (large runs)."""
     plain = run_programs([("p", chain("p", 2))], EchoEngineDouble(), progress=False)

@@ -123,7 +123,7 @@ def test_model_specs_and_content_revisions(tmp_path, monkeypatch) -> None:
         resolve_model(str(tmp_path / "missing.gguf"))
 
 
-# -- device, dtype, batching (issue 21) -------------------------------------------------
+# -- device, dtype, batching -------------------------------------------------
 
 def test_device_selection_without_cuda(monkeypatch) -> None:
     import torch

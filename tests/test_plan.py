@@ -1,4 +1,4 @@
-"""``treeagent plan`` (issue 21): planned calls against real runs on a tiny built grid,
+"""``treeagent plan``: planned calls against real runs on a tiny built grid,
 bounds for InfMem and MemReread, the plan's output schema and the CLI.
 
 The MemAgent count is checked against a real SmolLM2-135M run (transformers, CPU); the

@@ -1,5 +1,5 @@
-"""Registries of formats, agents, engines, methods and tasks, and their plug-in points
-(issue 19, points 1-2): a thing registered once is seen by the command line, config
+"""Registries of formats, agents, engines, methods and tasks, and their plug-in points:
+a thing registered once is seen by the command line, config
 validation, reports and the runner; installed packages add theirs by entry points."""
 
 from __future__ import annotations
@@ -432,7 +432,7 @@ def test_a_registered_format_is_detected_by_its_content(toys):
 
 
 def test_a_format_brings_its_bench_hooks_in_one_record(toys):
-    """A new format's benchmark side is one record (issue 19.1): once registered, record
+    """A new format's benchmark side is one record: once registered, record
     extraction, context framing, the split back into pieces and the raw check use it."""
     from treeagent.bench import contexts, validate
     from treeagent.bench.sources import raw, records_from_text

@@ -375,7 +375,7 @@ def test_report_cli_no_files(tmp_path, monkeypatch, capsys):
     assert rc == 2 and err.startswith("error: --scores: no Parquet files match")
 
 
-# ---------------------------------------------------------------- issue 17 additions
+# ---------------------------------------------------------------- report additions
 
 def test_table1_bolds_only_a_strict_best():
     from treeagent.report.render import Bold, table1_rows
@@ -429,7 +429,7 @@ def test_provenance_lists_params_that_differ_from_the_preset():
     assert len(prov["commit"]) >= 7
 
 
-# ---------------------------------------------------------------- issue 16: prompt cuts
+# ---------------------------------------------------------------- prompt cuts
 
 # (agent, method) -> the rows' clipped values; None: a row without a count
 CLIPS = {("memagent", "flat"): [0, 0, 0], ("memagent", "treeagent"): [2, 0, 1],

@@ -1,4 +1,4 @@
-"""DuckDB layout (issue 20): separate ``examples`` and ``units`` views; a saved database
+"""DuckDB layout: separate ``examples`` and ``units`` views; a saved database
 that stays valid when moved (absolute paths) or holds its data (portable)."""
 
 from __future__ import annotations

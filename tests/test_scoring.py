@@ -107,7 +107,7 @@ MATCH = [
     ("true", True, True),
     ("1", True, False),  # booleans are not numbers
     ("null", None, True),
-    # natural forms of one value (issue 15): a unit mark after a space, parentheses
+    # natural forms of one value: a unit mark after a space, parentheses
     ('77.6 "', '77.6"', True),
     ('77.6"', '77.6 "', True),
     ("45 %", "45%", True),

@@ -1,4 +1,4 @@
-"""Sectioning with the real Qwen3 tokenizer on generated and real JSON (issue 2, 6a-c)."""
+"""Sectioning with the real Qwen3 tokenizer on generated and real JSON."""
 
 from __future__ import annotations
 
