@@ -1,18 +1,21 @@
 """The pipeline end to end in a temporary git + DVC repository (real DVC stages, real
 Prefect flows, real GX gates, real SmolLM2 inference on a tiny grid).
 
-One module-scoped project; the tests run in order: the DAG, the no-op rerun, the
-model-revision rerun, a failing gate, ``dvc exp run -S``.
+One module-scoped project; the tests run in order: the DAG (``flows/benchmark.py`` as a
+user runs it, with its temporary Prefect server), then, all reporting to one ``prefect
+server start``, the no-op rerun, the model-revision rerun, a failing gate, ``dvc exp run
+-S``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 import pytest
 
-from helpers import BIN, Project, ran
+from helpers import BIN, Project, prefect_server, ran
 from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
@@ -59,6 +62,21 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     return p
 
 
+@pytest.fixture(scope="module")
+def one_server(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """For the commands after the DAG test (which runs benchmark.py as a user does, with
+    its own temporary Prefect server): one ``prefect server start`` that they all report
+    to, else each stage that ``dvc`` runs alone would start a temporary server of its
+    own."""
+    log = tmp_path_factory.mktemp("prefect-server") / "server.log"
+    with prefect_server(project.env, log) as api:
+        project.env["PREFECT_API_URL"] = api
+        try:
+            yield api
+        finally:
+            del project.env["PREFECT_API_URL"]
+
+
 def test_dag_end_to_end(project: Project) -> None:
     out = project.benchmark().stdout
     assert ran(out) == STAGES_BEFORE_EVALUATE | MEMAGENT_STAGES | {"models"}, out[-3000:]
@@ -91,13 +109,13 @@ def test_dag_end_to_end(project: Project) -> None:
     assert "reports/metrics.json" in shown and "summary.json" in shown
 
 
-def test_second_repro_is_a_noop(project: Project) -> None:
+def test_second_repro_is_a_noop(project: Project, one_server: str) -> None:
     out = project.dvc("repro").stdout
     assert ran(out) == {"models"}, out  # the lock is rewritten with the same bytes
     assert STAGES_BEFORE_EVALUATE | MEMAGENT_STAGES <= skipped(out)
 
 
-def test_model_revision_reruns_only_that_agent(project: Project) -> None:
+def test_model_revision_reruns_only_that_agent(project: Project, one_server: str) -> None:
     # infmem is not evaluated: its revision is read by no stage
     config.set_values(project.path / "params.yaml", {"agents.infmem.revision": "r9"})
     assert up_to_date(project.dvc("status").stdout)
@@ -119,7 +137,7 @@ def test_model_revision_reruns_only_that_agent(project: Project) -> None:
     assert up_to_date(project.dvc("status").stdout)
 
 
-def test_failing_gate_stops_the_pipeline(project: Project) -> None:
+def test_failing_gate_stops_the_pipeline(project: Project, one_server: str) -> None:
     params = project.path / "params.yaml"
     before = params.read_text()
     # only JSON sources exist for `usgs`: the YAML format acquires nothing
@@ -142,7 +160,7 @@ def test_failing_gate_stops_the_pipeline(project: Project) -> None:
     assert project.json("reports/validation/raw.json")["success"] is True
 
 
-def test_exp_run_sets_a_param(project: Project) -> None:
+def test_exp_run_sets_a_param(project: Project, one_server: str) -> None:
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "after reruns")
     out = project.dvc("exp", "run", "-S", "evaluate.concurrency=2").stdout
