@@ -47,7 +47,9 @@ def test_faults_are_retried_and_journaled_once(tmp_path, http_client) -> None:
     prompts = [f"{k}-{i}" for k in ("ok", "f500", "f429", "hang", "drop") for i in range(4)]
     with LoopbackOpenAI(latency=0.005, faults=plan) as server:
         cache = CallCache(tmp_path / "calls.sqlite")
-        eng = engine(server.url, http_client=http_client)
+        # a 2 s timeout: a hang still times out once, but a busy machine (the suite's
+        # other worker) never makes an answered request look like a hang
+        eng = engine(server.url, http_client=http_client, timeout=2.0)
         out = run_programs(((p, one_shot(p)) for p in prompts), eng, cache, progress=False)
         arrivals = dict(server.arrivals)
     assert {p: o.result for p, o in out.items()} == {p: f"echo:{p}" for p in prompts}
