@@ -94,11 +94,6 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _default_mirror() -> str | None:
-    """The mirror folder named by ``$TREEAGENT_MIRROR`` (mirror mode without --mirror)."""
-    return mirror_from_env()
-
-
 def params_from_args(args: argparse.Namespace) -> tuple[Any, str]:
     """BuildParams and the acquisition mode from the pipeline preset (one set of presets,
     :mod:`treeagent.pipeline.config`) and the overrides."""
@@ -169,7 +164,7 @@ def run_build(args: argparse.Namespace) -> int:
         js_repos = js_repos_from_args(getattr(args, "js_repo", []) or [])
     except ValueError as exc:
         return _fail(str(exc))
-    mirror = args.mirror or (_default_mirror() if mode == "mirror" else None)
+    mirror = args.mirror or (mirror_from_env() if mode == "mirror" else None)
     if mode == "mirror" and (mirror is None or not Path(mirror).is_dir()):
         return _fail(f"--mirror: {mirror or '(none)'} is not a folder")
     from treeagent.bench import build, sources
