@@ -9,6 +9,11 @@ literal's non-JSON skeleton) for comparison with the default ``twin`` one. A clo
 table gives the CPU-time ratios against one encode and against chonkie, with the
 targets: JavaScript <= 1x one encode and <= 2x chonkie, YAML <= 0.5x chonkie.
 
+``--against SRC`` also times this checkout's preprocessing against another checkout's
+(``SRC`` is its ``src/`` folder, e.g. a ``git worktree`` of an earlier commit) on the same
+inputs: each side in fresh processes, alternating, ``--rounds`` times; it prints both
+medians of CPU time and their ratio (the "not slower than before" check).
+
 ``--digest`` times nothing: it prints, per input, a sha256 over the sections (index,
 kind, span, path, token count, text), B* and the residual links, to show that a change
 of the code leaves the sections as they were (run it before and after).
@@ -21,6 +26,9 @@ import hashlib
 import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -181,6 +189,11 @@ def main() -> None:
                     help="size of the JavaScript input (the samples' literals, repeated)")
     ap.add_argument("--formats", nargs="+", default=["json", "html", "yaml", "javascript"])
     ap.add_argument("--tokenizer", default="qwen3")
+    ap.add_argument("--against", metavar="SRC",
+                    help="another checkout's src/ folder to time against, in the same run")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="with --against: alternating fresh-process rounds per side")
+    ap.add_argument("--time-file", help=argparse.SUPPRESS)  # one side of --against
     ap.add_argument("--digest", action="store_true",
                     help="print a sha256 of each input's sections instead of timings")
     args = ap.parse_args()
@@ -188,6 +201,9 @@ def main() -> None:
     prepare = getattr(tk, "prepare", None)
     if prepare is not None:  # part of loading the tokenizer (the tiktoken twin), untimed
         prepare()
+    if args.time_file:
+        print(json.dumps(time_file(args.time_file, args.formats[0], args, tk)))
+        return
     if args.digest:
         for fmt in args.formats:
             print(sections_digest(fmt, args, tk), flush=True)
@@ -208,6 +224,8 @@ def main() -> None:
         c_s = f"{chonkie:8.2f}s" if chonkie else f"{'-':>9}"
         print(f"{fmt:<11}{n_tok:>11,}{enc:8.2f}s{ours:7.2f}s{c_s}{ours / enc:12.2f}x{vs_c}  "
               f"{targets.get(fmt, 'not slower than before')}")
+    if args.against:
+        compare_against(args)
 
 
 def input_text(fmt: str, args: argparse.Namespace) -> str:
@@ -215,6 +233,42 @@ def input_text(fmt: str, args: argparse.Namespace) -> str:
     chars = {"json": 2.0, "javascript": 4.7}.get(fmt, 3.5)
     n_target = args.js_tokens if fmt == "javascript" else args.tokens
     return build_input(fmt, int(n_target * chars))
+
+
+def time_file(path: str, fmt: str, args: argparse.Namespace, tk) -> dict[str, float]:
+    """Median CPU and wall seconds of parse + sectioning of the text in ``path`` by the
+    treeagent this process imports."""
+    text = Path(path).read_text(encoding="utf-8", errors="surrogatepass")
+    wall, _ = median_time(lambda: section_tree(formats.parse(text, fmt), tk, args.budget),
+                          args.runs, "ours")
+    return {"cpu": CPU["ours"], "wall": wall}
+
+
+def compare_against(args: argparse.Namespace) -> None:
+    """Time this checkout's preprocessing and that of the ``src/`` folder in
+    ``args.against`` on the same inputs, alternating fresh processes (``--rounds`` each),
+    and print the medians of their CPU times and the ratio."""
+    own = str(Path(__file__).resolve().parents[1] / "src")
+    sides = {"this checkout": own, "against": str(Path(args.against).resolve())}
+    print(f"\n== against {sides['against']}: CPU medians of {args.rounds} fresh processes "
+          f"per side, each the median of --runs {args.runs}")
+    print(f"{'format':<11}{'this':>9}{'against':>9}{'this/against':>14}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in args.formats:
+            path = Path(tmp) / f"input.{fmt}"
+            path.write_text(input_text(fmt, args), encoding="utf-8", errors="surrogatepass")
+            cpu: dict[str, list[float]] = {k: [] for k in sides}
+            for _ in range(args.rounds):
+                for name, src in sides.items():
+                    env = dict(os.environ, PYTHONPATH=src)
+                    out = subprocess.run(
+                        [sys.executable, __file__, "--time-file", str(path), "--formats", fmt,
+                         "--runs", str(args.runs), "--budget", str(args.budget),
+                         "--tokenizer", args.tokenizer],
+                        env=env, capture_output=True, text=True, check=True).stdout
+                    cpu[name].append(json.loads(out.strip().splitlines()[-1])["cpu"])
+            this, other = (statistics.median(cpu[k]) for k in sides)
+            print(f"{fmt:<11}{this:8.2f}s{other:8.2f}s{this / other:13.2f}x", flush=True)
 
 
 def sections_digest(fmt: str, args: argparse.Namespace, tk) -> str:

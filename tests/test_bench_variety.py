@@ -39,6 +39,14 @@ def test_caps_hold_one_unit_and_one_count_value_to_their_share_of_a_cell():
     assert not caps.allows("one_field", 2048, ["u1", "u2"], "b")  # u1 has its one
     assert caps.allows("one_field", 4096, ["u1"], "a")  # another cell
     caps.take("conditional_count", 2048, ["u2"], 2)
+    # 50 per cell: a unit gets 4, so that it stays within 10% of the 40 or more rows kept
+    # when the gate rejects up to a tenth of the cell afterwards
+    big = variety.Caps(per_cell=50)
+    for _ in range(4):
+        assert big.allows("one_field", 2048, ["u1"], "a")
+        big.take("one_field", 2048, ["u1"], "a")
+    assert not big.allows("one_field", 2048, ["u1"], "a")
+    assert 4 <= variety.most(0.1, 40)
     assert not caps.allows("conditional_count", 2048, ["u3"], 2)  # 2 already answers one
     assert caps.allows("conditional_count", 2048, ["u3"], 3)
 

@@ -7,7 +7,8 @@ task, length) cell to, and the per-cell figures its inventory reports.
   (:func:`home`), and the examples gate rejects any repeat left
   (:func:`treeagent.bench.examples_gate.repeats`).
 * One unit supplies at most 10% of a cell, and no count value is more than half of a
-  cell's answers (:class:`Caps`, at least one example each): construction skips a
+  cell's answers (:class:`Caps`, at least one example each; a unit's share is taken of
+  the cell less the tenth the gate may still reject): construction skips a
   candidate over a cap while the first half of the families are built; later families
   may exceed it where the sources give nothing else, and the inventory names every cell
   over a cap (:func:`shortfalls`).
@@ -31,6 +32,9 @@ UNIT_SHARE = 0.10
 """Most of a cell one unit may supply."""
 COUNT_SHARE = 0.5
 """Most of a cell's count answers one value may be."""
+KEPT_MARGIN = 0.1
+"""Share of a cell's examples construction assumes the examples gate may still reject
+when it holds a unit to its share (50 per cell: 4 examples a unit, 10% of 40 kept)."""
 
 
 def most(share: float, size: int) -> int:
@@ -61,9 +65,13 @@ class Caps:
 
     def allows(self, task: str, length: int, unit_ids: Sequence[str], answer: Any) -> bool:
         """Whether one more example of the cell may use ``unit_ids`` and, for a count,
-        give ``answer``."""
+        give ``answer``. A unit's share is counted against the cell less a tenth
+        (:data:`KEPT_MARGIN`): the examples gate may still reject a few of a cell's rows
+        (a (question, answer) repeated at another length), and the share must hold for
+        the rows it keeps."""
         used = self.units.get((task, length), Counter())
-        if any(used[u] >= most(UNIT_SHARE, self.per_cell) for u in unit_ids):
+        room = most(UNIT_SHARE, self.per_cell - int(KEPT_MARGIN * self.per_cell))
+        if any(used[u] >= room for u in unit_ids):
             return False
         if task == "conditional_count":
             given = self.counts.get(length, Counter())
