@@ -162,3 +162,11 @@ def test_no_chunk_is_over_chunk_size_on_every_shipped_sample(path):
                                  format=None if path.suffix != ".mjs" else "javascript")
     assert_chunks_of(text, chunks, 48, tokens.load("cl100k_base").count)
     assert chunks
+
+
+def test_chunk_overlap_zero_is_accepted_and_any_other_refused():
+    text = '{"a": [1, 2, 3], "b": "x"}'
+    assert treeagent.chunk(text, 512, chunk_overlap=0) == treeagent.chunk(text, 512)
+    assert TreeChunker(512, chunk_overlap=0)(text) == treeagent.chunk(text, 512)
+    with pytest.raises(ValueError, match="chunk_overlap must be 0"):
+        treeagent.chunk(text, 512, chunk_overlap=50)

@@ -143,3 +143,13 @@ def test_on_error_fallback_leaves_valid_input_alone(capsys):
     code, plain, _ = run(capsys, *argv)
     code2, fallback, err = run(capsys, *argv, "--on-error", "fallback")
     assert code == code2 == 0 and err == "" and plain == fallback
+
+
+def test_the_summary_line_says_one_section_in_the_singular(tmp_path, capsys):
+    doc = tmp_path / "one.json"
+    doc.write_text('{"a": 1}', encoding="utf-8")
+    code, out, _ = run(capsys, "sections", str(doc), "--budget", "512")
+    assert code == 0
+    summary = out.splitlines()[-1]
+    assert "Flat at C=512: 1 section; B*=" in summary and summary.endswith(
+        ": 1 section, 0 residual links")

@@ -186,7 +186,9 @@ def _numbered(chunks: list[Chunk]) -> list[Chunk]:
 
 class TreeChunker:
     """A callable chunker (chonkie's style): ``TreeChunker(chunk_size=512)(text)`` gives
-    a list of :class:`Chunk`; a list of texts gives one list per text.
+    a list of :class:`Chunk`; a list of texts gives one list per text. Sections never
+    overlap: ``chunk_overlap`` is accepted as 0 (as chonkie and LangChain take it), any
+    other value is refused.
 
     ``tokenizer``: a name (``qwen3``, ``qwen2.5``, ``cl100k_base``, ``o200k_base``), a
     folder holding ``tokenizer.json``, a tokenizer object (tiktoken, tokenizers,
@@ -195,7 +197,9 @@ class TreeChunker:
 
     def __init__(self, chunk_size: int | None = None, *, budget: int | None = None,
                  tokenizer: Any = "qwen3", format: str | None = None, search: bool = True,
-                 on_error: str = "raise") -> None:
+                 on_error: str = "raise", chunk_overlap: int = 0) -> None:
+        if chunk_overlap:
+            raise ValueError("TreeChunker sections never overlap: chunk_overlap must be 0")
         self.options = ChunkOptions(chunk_size, budget, tokenizer, format, search, on_error)
 
     def __call__(self, text: str | Iterable[str]) -> list[Chunk] | list[list[Chunk]]:

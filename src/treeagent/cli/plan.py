@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from treeagent.agents.setup import SetupError
+    from treeagent.llm.models import ModelError
     from treeagent.pipeline import config, plan, plan_wall
 
     if (args.prompt_tps is None) != (args.output_tps is None):
@@ -72,13 +73,18 @@ def run(args: argparse.Namespace) -> int:
     if args.prompt_tps is not None:
         throughput = plan.Throughput(args.prompt_tps, args.output_tps)
     elif args.measure:
-        throughput = _measure(params, args)
+        try:
+            throughput = _measure(params, args)
+        except ModelError as exc:
+            return _fail(str(exc))
     try:
         rows, setups = plan.plan_params(params, args.validated, args.tokenizer)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     except SetupError as exc:  # e.g. a served model without a tokenizer setting
         return _fail(f"{args.params}: {exc}")
+    except ModelError as exc:  # e.g. the model's tokenizer without the local extra
+        return _fail(str(exc))
     except ValueError as exc:  # a stored example that does not re-materialize
         return _fail(f"{args.validated}: {exc}")
     wall, gpus = plan_wall.from_params(params, rows, throughput, args.sequence_tps, args.gpus,

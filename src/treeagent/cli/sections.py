@@ -125,6 +125,10 @@ def _as_json(file: str, fmt: str, tokenizer: str, r) -> dict:
     }
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _print_human(file: str, fmt: str, tokenizer: str, r) -> None:
     width = max((len(s.path or "") for s in r.sections), default=4)
     for s in r.sections:
@@ -132,6 +136,6 @@ def _print_human(file: str, fmt: str, tokenizer: str, r) -> None:
         print(f"{s.index:>5}  {s.kind:<8}  {s.path or '':<{width}}  {s.tokens:>7} tokens{flag}")
     print(
         f"{file}: {fmt}, {r.tokens} input tokens ({tokenizer}); Flat at C={r.base_budget}: "
-        f"{r.flat_count} sections; B*={r.budget}: {len(r.sections)} sections, "
-        f"{len(r.links)} residual links"
+        f"{_n(r.flat_count, 'section')}; B*={r.budget}: {_n(len(r.sections), 'section')}, "
+        f"{_n(len(r.links), 'residual link')}"
     )

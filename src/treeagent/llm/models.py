@@ -46,6 +46,18 @@ class ModelError(ValueError):
     """A model spec that cannot be resolved or loaded."""
 
 
+LOCAL_EXTRA = "pip install './treeagent[local]'"
+
+
+def require_local() -> None:
+    """:class:`ModelError` naming the ``local`` extra when torch or transformers (the local
+    engine's and the model tokenizers' libraries) is not installed."""
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModelError(f"{' and '.join(missing)} not installed: the local engine and model "
+                         f"tokenizers need the 'local' extra ({LOCAL_EXTRA})")
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSource:
     """A resolved model spec. ``folder`` is None for a served name (no local weights)."""
@@ -217,7 +229,11 @@ def _materialize(target: Path, write) -> Path:
     tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    write(tmp)
+    try:
+        write(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # no half-written folder left behind
+        raise
     (tmp / ".complete").write_text("ok\n")
     try:
         tmp.rename(target)
@@ -252,6 +268,7 @@ def _saved(kind: str, source: ModelSource) -> Path | None:
 @functools.lru_cache(maxsize=8)
 def load_tokenizer(source: ModelSource):
     """The model's transformers tokenizer (chat template included), once per process."""
+    require_local()
     from transformers import AutoTokenizer
 
     if source.folder is None:
@@ -272,6 +289,7 @@ def load_model(source: ModelSource, dtype: str = "float32", save: bool = True,
     default). A GGUF file is dequantized to fp32 and, with ``save``,
     kept as a Hugging Face folder under ``cache_root()/models`` (the one vLLM serves) so
     later processes load it directly (in ``dtype``; then moved to the device)."""
+    require_local()
     import torch
     from transformers import AutoModelForCausalLM
 

@@ -36,6 +36,7 @@ from treeagent.llm.models import (
     load_model,
     load_tokenizer,
     model_revision,
+    require_local,
     resolve_model,
 )
 
@@ -166,6 +167,7 @@ class TransformersEngine:
         max_input_tokens: int | None = None,
         revision: str | None = None,
     ) -> None:
+        require_local()  # one line naming the extra, not an ImportError
         self.source = resolve_model(model, revision)  # a hub name loads at ``revision``
         self.model = self.source.model_id
         self.device = select_device(device)
