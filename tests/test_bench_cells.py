@@ -113,6 +113,9 @@ def test_a_format_is_prepared_once_per_build_and_its_scratch_removed(grid, tmp_p
     assert len(cells.cells(params, raw, 2)) == 2 * len(params.formats)
     assert sorted(made) == sorted(params.formats)  # once each, not once per task
     assert not list(Path(raw).glob(".cells-*"))  # the scratch folder is gone
+    from treeagent.bench import independent
+
+    assert independent._SHARED[0] is None  # and no longer named to the second reader
     units = {f: list(sources.units(f, raw_dir=raw)) for f in params.formats}
     build.build(params, units, tmp_path / "serial")
     want, got = _files(tmp_path / "serial"), _files(tmp_path / "shared")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -322,3 +323,30 @@ def test_every_js_object_literal_counts_not_only_top_level_entries():
     assert "gives 4" in _confirm("conditional_count", spec, 1, "javascript", text, srcs)
     # the unnamed literal's own items are not a kind a question can name
     assert not any(a.kind in ("entry", "member") for a in tasks.aggregates(recs))
+
+
+def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
+    """A process that finds a unit's reading in the shared folder loads it: the same
+    reading without parsing; without the folder it parses (and fails here)."""
+    docs = [{"openapi": "3.0.0", "paths": {f"/p{i}": {"get": {"summary": f"s{i}",
+                                                            "tags": ["a", i]}}}}
+            for i in range(3)]
+    text = "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs)
+    monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
+    independent.share_readings(tmp_path)
+    try:
+        first = independent.read_context("yaml", text)
+        assert first.units == docs and len(list(tmp_path.glob("reading-*.pickle"))) == 3
+        monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())  # a new process
+
+        def no_parser():
+            raise AssertionError("parsed again")
+
+        monkeypatch.setattr(independent, "_yaml_reader", no_parser)
+        assert independent.read_context("yaml", text).units == docs
+    finally:
+        independent.share_readings(None)
+    monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
+    with pytest.raises(independent.Unconfirmed, match="parsed again"):  # no folder: parsed
+        independent.read_context("yaml", text)
+

@@ -150,10 +150,12 @@ def shared_scratch(raw_dir: str | Path) -> Iterator[str]:
 
 def build_cell(spec: CellSpec) -> CellResult:
     """Fill the (format, length) cells of ``spec``."""
+    from treeagent.bench import independent
     from treeagent.bench.sources import records_from_text
     from treeagent.pipeline.progress import Progress
 
     params = B.BuildParams(**spec.params)
+    independent.share_readings(spec.scratch or None)  # the second reader's, of its own
     prep, counter = _prepared(spec.fmt, params, spec.raw_dir, spec.split, spec.scratch)
     sub, quota = split_build.for_split(params, spec.fmt, spec.split)
     need = sum(sub.per_cell if quota is None else quota[(t, n)]
@@ -209,16 +211,26 @@ def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
 
 
 def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
-                  mapper: Mapper, workers: int = 1) -> B.BuildResult:
+                  mapper: Mapper, workers: int = 1, scratch: str | Path | None = None
+                  ) -> B.BuildResult:
     """:func:`treeagent.bench.build.build` with the (format, length) cells filled by
     ``mapper`` in tasks for ``workers`` workers (:func:`cells`); the same files, byte for
-    byte, whatever ``workers``. When a format has several tasks the workers share its
-    preparation in a scratch folder (:func:`shared_scratch`)."""
+    byte, whatever ``workers``. The workers share prepared formats and the second
+    reader's readings in ``scratch`` (the caller's, kept), else in a folder of their
+    own (:func:`shared_scratch`) when a format has several tasks."""
     specs = cells(params, raw_dir, workers)
-    if len(specs) > len({(s.fmt, s.split) for s in specs}):  # a format in several tasks
-        with shared_scratch(raw_dir) as scratch:
-            results: list[CellResult] = mapper(
-                build_cell, [dataclasses.replace(s, scratch=scratch) for s in specs])
+    if scratch is not None:
+        results: list[CellResult] = mapper(
+            build_cell, [dataclasses.replace(s, scratch=str(scratch)) for s in specs])
+    elif len(specs) > len({(s.fmt, s.split) for s in specs}):  # a format in several tasks
+        from treeagent.bench import independent
+
+        with shared_scratch(raw_dir) as where:
+            try:
+                results = mapper(build_cell,
+                                 [dataclasses.replace(s, scratch=where) for s in specs])
+            finally:  # tasks run in this process (threads) leave it set
+                independent.share_readings(None)
     else:
         results = mapper(build_cell, specs)
     out = Path(out)
