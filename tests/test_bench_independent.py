@@ -350,3 +350,30 @@ def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
     with pytest.raises(independent.Unconfirmed, match="parsed again"):  # no folder: parsed
         independent.read_context("yaml", text)
 
+
+def test_html_records_are_found_once_per_unit_and_address(monkeypatch):
+    """Many questions over one context: each unit's records at an address are found
+    once, and every question gets the same verdicts as over a fresh reading."""
+    pages = [f'<table><tr><th>Name</th><th>Venue</th><th>Teams</th></tr>'
+             f'<tr><td>Cup {i}</td><td>Town {i}</td><td>{10 + i}</td></tr>'
+             f'<tr><td>Shield {i}</td><td>City {i}</td><td>{40 + i}</td></tr></table>'
+             for i in range(3)]
+    text, recs, srcs = _context("html", "wikitables", pages)
+    spec = {"op": "lookup", "kind": "table row", "shape": "value", "ordered": False,
+            "record": "Town 1", "fields": ["name"], "keys": [["@column", "Name"]],
+            "at": {"anchor": [[["@column", "Venue"], "Town 1"]], "select": ["@table-row"],
+                   "source": "wikitables"}}
+    agg = next(a for a in tasks.aggregates(recs) if a.name == "teams")
+    top = {"op": "extremum", "kind": agg.kind, "scope": agg.scope(), "field": "teams",
+           "fn": "max"}
+    asked = [("one_field", spec, "Cup 1"), ("one_field", spec, "Shield 1"),
+             ("numeric_extremum", top, 42), ("numeric_extremum", top, 41)]
+    fresh = [_confirm(t, s, a, "html", text, srcs) for t, s, a in asked]
+    assert fresh[0] == "" and fresh[1] != "" and fresh[2] == "" and fresh[3] != ""
+    calls = []
+    real = independent._html_records
+    monkeypatch.setattr(independent, "_html_records",
+                        lambda unit, sel: calls.append(1) or real(unit, sel))
+    reading = independent.read_context("html", text)
+    assert [independent.confirm(t, s, a, reading, srcs) for t, s, a in asked] == fresh
+    assert len(calls) == len(pages)  # one address, each unit once

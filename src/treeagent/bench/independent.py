@@ -364,6 +364,8 @@ class Reading:
     format: str
     units: list[Any]
     errors: dict[int, str] = field(default_factory=dict)  # unit -> why it is unreadable
+    found: dict[tuple[int, str], list[Any]] = field(default_factory=dict)  # HTML records
+    # of a unit by address, found once for all the questions over the context
 
 
 def _yaml_reader() -> Any:
@@ -642,7 +644,10 @@ def records_in(reading: Reading, unit_sources: Sequence[str], sources: Sequence[
             continue
         for sel in selects:
             if reading.format == "html":
-                out += _html_records(unit, sel)
+                key = (i, repr(sel[0] if sel else ""))  # all _html_records looks at
+                if key not in reading.found:
+                    reading.found[key] = _html_records(unit, sel)
+                out += reading.found[key]
             elif reading.format == "javascript":
                 name, value = unit
                 if sel and sel[0] in (name, "*"):
