@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ.setdefault("PYTHONHASHSEED", "0")
 
-    from treeagent.bench import build, examples_gate, sources
+    from treeagent.bench import build, sources
     from treeagent.bench.contexts import parse_bucket
 
     t0 = time.time()
@@ -102,6 +102,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.versus_serial:
         return _versus_serial(params, Path(args.raw), Path(args.out), args.runner,
                               args.workers)
+    if args.runner == "thread" and args.workers == 1:
+        return _build_and_report(args, params, units, t0, t_acq, None)
+    from treeagent.bench import cells, independent
+
+    # the workers share prepared formats and the second reader's readings, and the
+    # re-read at the end finds them there too
+    with cells.shared_scratch(args.raw) as scratch:
+        independent.share_readings(scratch)
+        try:
+            return _build_and_report(args, params, units, t0, t_acq, scratch)
+        finally:
+            independent.share_readings(None)
+
+
+def _build_and_report(args, params, units, t0: float, t_acq: float, scratch: str | None
+                      ) -> int:
+    """Build (serially without ``scratch``, else sharded), re-check, print the report."""
+    from treeagent.bench import build, examples_gate
+
     marks: dict[str, float] = {}
 
     def progress(fmt: str, done: int, total: int) -> None:
@@ -110,11 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {fmt}: {done}/{total} ({time.time() - t0:.0f} s, "
                   f"RSS {_rss_mb():.0f} MB, peak {_peak_mb():.0f} MB)", flush=True)
 
-    if args.runner == "thread" and args.workers == 1:
+    if scratch is None:
         result = build.build(params, units, Path(args.out), progress=progress)
     else:
         result = _build_sharded(params, Path(args.raw), Path(args.out), args.runner,
-                                args.workers)
+                                args.workers, scratch)
     t_build = time.time()
     # every kept example must pass the suite again, read back from disk
     bad = 0
@@ -159,7 +178,8 @@ def _timed(fn):
     return timed
 
 
-def _build_sharded(params, raw: Path, out: Path, runner: str, workers: int):
+def _build_sharded(params, raw: Path, out: Path, runner: str, workers: int,
+                   scratch: str | None = None):
     """:func:`treeagent.bench.cells.build_sharded` over the runner, printing each task's
     cells, process, CPU and wall seconds."""
     from treeagent.bench import cells
@@ -175,7 +195,7 @@ def _build_sharded(params, raw: Path, out: Path, runner: str, workers: int):
         return results
 
     t0 = time.time()
-    result = cells.build_sharded(params, raw, out, mapper, workers=workers)
+    result = cells.build_sharded(params, raw, out, mapper, workers=workers, scratch=scratch)
     print(f"sharded over {describe(spec)}: {len(done)} tasks, {time.time() - t0:.0f} s "
           "(cluster start, merge, gate and writes included)")
     busy: dict[int, list[float]] = {}

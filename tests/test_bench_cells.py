@@ -58,17 +58,18 @@ def test_the_sharded_build_writes_the_serial_builds_files(grid, tmp_path, mapper
     assert [n for n in want if want[n] != got[n]] == []
 
 
-def test_tasks_are_format_major_and_give_every_worker_one(grid) -> None:
+def test_tasks_come_group_major_and_give_every_worker_one(grid) -> None:
     raw, params = grid
     big = dataclasses.replace(params, lengths=(2048, 4096, 8192, 16384, 32768))
     assert [(s.fmt, s.lengths) for s in cells.cells(params, raw, 1)] == [
         ("json", (2048, 4096)), ("yaml", (2048, 4096)), ("html", (2048, 4096))]
     assert [(s.fmt, s.lengths) for s in cells.cells(big, raw, 6)] == [
-        ("json", (32768,)), ("json", (2048, 4096, 8192, 16384)),
-        ("yaml", (32768,)), ("yaml", (2048, 4096, 8192, 16384)),
-        ("html", (32768,)), ("html", (2048, 4096, 8192, 16384))]
-    assert [s.lengths for s in cells.cells(big, raw, 2)] == [  # two workers share a format
-        (32768,), (2048, 4096, 8192, 16384)] * 3
+        ("json", (32768,)), ("yaml", (32768,)), ("html", (32768,)),
+        ("json", (2048, 4096, 8192, 16384)), ("yaml", (2048, 4096, 8192, 16384)),
+        ("html", (2048, 4096, 8192, 16384))]
+    two = cells.cells(big, raw, 2)  # two workers share a format, each starts on its own
+    assert [s.lengths for s in two] == [(32768,)] * 3 + [(2048, 4096, 8192, 16384)] * 3
+    assert two[0].fmt != two[1].fmt
     assert len(cells.cells(params, raw, 64)) == 6  # at most one task per cell
     specs = cells.cells(params, raw, 3)
     assert build.BuildParams(**specs[0].params) == params  # the params travel whole
@@ -86,3 +87,55 @@ def test_balanced_groups_deal_every_length_once_and_none_is_avoidably_heavy(leng
     # the lightest by at most the shortest length it holds
     heavy = got[0]
     assert len(heavy) == 1 or loads[0] - loads[-1] <= min(heavy)
+
+
+def test_a_format_is_prepared_once_per_build_and_its_scratch_removed(grid, tmp_path,
+                                                                     monkeypatch) -> None:
+    """Each task on a fresh worker (nothing kept in memory): the first task of a format
+    prepares it, the others load what it left in the build's scratch folder."""
+    raw, params = grid
+    params = dataclasses.replace(params, per_cell=2)
+    made: list[str] = []
+    real = cells.B.prepare_format
+    monkeypatch.setattr(cells.B, "prepare_format",
+                        lambda fmt, *a, **k: made.append(fmt) or real(fmt, *a, **k))
+
+    def fresh_workers(fn, items):
+        out = []
+        for item in items:
+            cells._LAST.clear()
+            out.append(fn(item))
+        return out
+
+    cells._LAST.clear()
+    cells.build_sharded(params, raw, tmp_path / "shared", fresh_workers, workers=2)
+    cells._LAST.clear()
+    assert len(cells.cells(params, raw, 2)) == 2 * len(params.formats)
+    assert sorted(made) == sorted(params.formats)  # once each, not once per task
+    assert not list(Path(raw).glob(".cells-*"))  # the scratch folder is gone
+    from treeagent.bench import independent
+
+    assert independent._SHARED[0] is None  # and no longer named to the second reader
+    units = {f: list(sources.units(f, raw_dir=raw)) for f in params.formats}
+    build.build(params, units, tmp_path / "serial")
+    want, got = _files(tmp_path / "serial"), _files(tmp_path / "shared")
+    assert sorted(got) == sorted(want) and [n for n in want if want[n] != got[n]] == []
+
+
+def test_a_saved_prepared_format_fills_the_same_rows(grid, tmp_path) -> None:
+    from treeagent.bench import contexts
+    from treeagent.bench.sources import records_from_text
+
+    raw, params = grid
+    params = dataclasses.replace(params, per_cell=2, formats=("json",))
+    counter = contexts.Counter(params.tokenizers)
+    prep = build.prepare_format("json", sources.units("json", raw_dir=raw), params, counter)
+    assert cells.save_prepared(prep, tmp_path / "json.pickle")
+    loaded = cells.load_prepared(tmp_path / "json.pickle")
+    assert loaded is not None and loaded.unit_of_rec and loaded.unit_of_rec != prep.unit_of_rec
+    assert sorted(loaded.unit_of_rec.values()) == sorted(prep.unit_of_rec.values())
+    rows = build.fill(prep, params, counter, records_from_text)
+    again = build.fill(loaded, params, contexts.Counter(params.tokenizers), records_from_text)
+    assert again == rows and rows[0]  # (rows, statistics, notes), some rows
+    assert cells.load_prepared(tmp_path / "none.pickle") is None
+    assert not cells.save_prepared(prep, tmp_path / "no-such-folder" / "json.pickle")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -322,3 +323,57 @@ def test_every_js_object_literal_counts_not_only_top_level_entries():
     assert "gives 4" in _confirm("conditional_count", spec, 1, "javascript", text, srcs)
     # the unnamed literal's own items are not a kind a question can name
     assert not any(a.kind in ("entry", "member") for a in tasks.aggregates(recs))
+
+
+def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
+    """A process that finds a unit's reading in the shared folder loads it: the same
+    reading without parsing; without the folder it parses (and fails here)."""
+    docs = [{"openapi": "3.0.0", "paths": {f"/p{i}": {"get": {"summary": f"s{i}",
+                                                            "tags": ["a", i]}}}}
+            for i in range(3)]
+    text = "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs)
+    monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
+    independent.share_readings(tmp_path)
+    try:
+        first = independent.read_context("yaml", text)
+        assert first.units == docs and len(list(tmp_path.glob("reading-*.pickle"))) == 3
+        monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())  # a new process
+
+        def no_parser():
+            raise AssertionError("parsed again")
+
+        monkeypatch.setattr(independent, "_yaml_reader", no_parser)
+        assert independent.read_context("yaml", text).units == docs
+    finally:
+        independent.share_readings(None)
+    monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
+    with pytest.raises(independent.Unconfirmed, match="parsed again"):  # no folder: parsed
+        independent.read_context("yaml", text)
+
+
+def test_html_records_are_found_once_per_unit_and_address(monkeypatch):
+    """Many questions over one context: each unit's records at an address are found
+    once, and every question gets the same verdicts as over a fresh reading."""
+    pages = [f'<table><tr><th>Name</th><th>Venue</th><th>Teams</th></tr>'
+             f'<tr><td>Cup {i}</td><td>Town {i}</td><td>{10 + i}</td></tr>'
+             f'<tr><td>Shield {i}</td><td>City {i}</td><td>{40 + i}</td></tr></table>'
+             for i in range(3)]
+    text, recs, srcs = _context("html", "wikitables", pages)
+    spec = {"op": "lookup", "kind": "table row", "shape": "value", "ordered": False,
+            "record": "Town 1", "fields": ["name"], "keys": [["@column", "Name"]],
+            "at": {"anchor": [[["@column", "Venue"], "Town 1"]], "select": ["@table-row"],
+                   "source": "wikitables"}}
+    agg = next(a for a in tasks.aggregates(recs) if a.name == "teams")
+    top = {"op": "extremum", "kind": agg.kind, "scope": agg.scope(), "field": "teams",
+           "fn": "max"}
+    asked = [("one_field", spec, "Cup 1"), ("one_field", spec, "Shield 1"),
+             ("numeric_extremum", top, 42), ("numeric_extremum", top, 41)]
+    fresh = [_confirm(t, s, a, "html", text, srcs) for t, s, a in asked]
+    assert fresh[0] == "" and fresh[1] != "" and fresh[2] == "" and fresh[3] != ""
+    calls = []
+    real = independent._html_records
+    monkeypatch.setattr(independent, "_html_records",
+                        lambda unit, sel: calls.append(1) or real(unit, sel))
+    reading = independent.read_context("html", text)
+    assert [independent.confirm(t, s, a, reading, srcs) for t, s, a in asked] == fresh
+    assert len(calls) == len(pages)  # one address, each unit once

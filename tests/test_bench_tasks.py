@@ -182,6 +182,40 @@ def test_ties_are_never_asked():
                           "scope": scope}, tie)
 
 
+@settings(max_examples=40, deadline=None)
+@given(record_sets(), st.integers(0, 10**6))
+def test_aggregates_made_once_give_the_same_questions(recs, seed):
+    """Many questions over one context: ``asked`` once, then every generator draws on it;
+    the same questions, in the same order, as each generator making its own."""
+    def ask(aggs):
+        out = []
+        for task in tasks.AGGREGATE_TASKS:
+            rng, seen = random.Random(f"{seed}|{task}"), set()
+            out += [tasks.generate(task, recs, rng, seen, aggs) for _ in range(5)]
+        return out
+
+    mine = ask(None)
+    shared = tasks.asked(recs)
+    assert [q and (q.question, q.spec, q.answer, q.record_ids) for q in ask(shared)] == \
+        [q and (q.question, q.spec, q.answer, q.record_ids) for q in mine]
+
+
+def test_aggregates_are_made_once_per_context(monkeypatch):
+    from treeagent.bench import aggregates
+
+    recs, made = _records(), []
+    real = aggregates.aggregates
+    monkeypatch.setattr(aggregates, "aggregates", lambda r: made.append(1) or real(r))
+    shared = tasks.asked(recs)
+    for task in tasks.AGGREGATE_TASKS:
+        seen = set()
+        for _ in range(5):
+            tasks.generate(task, recs, random.Random(0), seen, shared)
+    assert len(made) == 1
+    tasks.generate("conditional_count", recs, random.Random(0))  # without: its own
+    assert len(made) == 2
+
+
 def test_unknown_task_is_an_error():
     with pytest.raises(ValueError, match="unknown task"):
         tasks.generate("five_fields", [], random.Random(0))

@@ -184,13 +184,22 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
     return out
 
 
+def asked(records: Sequence[Record]) -> list[Aggregate]:
+    """``askable(aggregates(records))``: what the aggregation generators range over;
+    compute it once for many questions over the same records."""
+    return askable(aggregates(records))
+
+
 def shuffled(records: Sequence[Record], rng: random.Random, least: int,
-             keep: Callable[[Aggregate], bool] = lambda a: True) -> list[Aggregate]:
-    """The askable aggregates of ``records`` stating at least ``least`` values (and
-    ``keep`` true), in the random order an aggregation generator tries them."""
-    aggs = [a for a in askable(aggregates(records)) if len(a.stated) >= least and keep(a)]
-    rng.shuffle(aggs)
-    return aggs
+             keep: Callable[[Aggregate], bool] = lambda a: True,
+             aggs: Sequence[Aggregate] | None = None) -> list[Aggregate]:
+    """The askable aggregates of ``records`` (``aggs``: their :func:`asked`, when the
+    caller keeps it) stating at least ``least`` values (and ``keep`` true), in the random
+    order an aggregation generator tries them."""
+    out = [a for a in (asked(records) if aggs is None else aggs)
+           if len(a.stated) >= least and keep(a)]
+    rng.shuffle(out)
+    return out
 
 
 def first_asked(key: str, exclude: set[str]) -> bool:
@@ -202,8 +211,9 @@ def first_asked(key: str, exclude: set[str]) -> bool:
 
 
 def count_question(records: Sequence[Record], rng: random.Random,
-                   exclude: set[str]) -> Question | None:
-    for agg in shuffled(records, rng, 3):
+                   exclude: set[str], aggs: Sequence[Aggregate] | None = None
+                   ) -> Question | None:
+    for agg in shuffled(records, rng, 3, aggs=aggs):
         kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         nums = native_numbers(vals)
@@ -249,8 +259,9 @@ def count_question(records: Sequence[Record], rng: random.Random,
 
 
 def most_frequent_question(records: Sequence[Record], rng: random.Random,
-                           exclude: set[str]) -> Question | None:
-    for agg in shuffled(records, rng, 4):
+                           exclude: set[str], aggs: Sequence[Aggregate] | None = None
+                           ) -> Question | None:
+    for agg in shuffled(records, rng, 4, aggs=aggs):
         kind, name, said = agg.kind, agg.name, agg.said
         vals = [v for _, v in agg.stated]
         if native_numbers(vals) is not None or all(number(v) is not None for v in vals):
@@ -290,8 +301,10 @@ def most_frequent_question(records: Sequence[Record], rng: random.Random,
 
 
 def extremum_question(records: Sequence[Record], rng: random.Random,
-                      exclude: set[str]) -> Question | None:
-    for agg in shuffled(records, rng, 3, lambda a: not id_like(a.name) and not id_like(a.said)):
+                      exclude: set[str], aggs: Sequence[Aggregate] | None = None
+                      ) -> Question | None:
+    for agg in shuffled(records, rng, 3, lambda a: not id_like(a.name) and not id_like(a.said),
+                        aggs):
         kind, name, said = agg.kind, agg.name, agg.said
         nums = native_numbers([v for _, v in agg.stated])
         if nums is None or len(set(nums)) < 2:

@@ -348,6 +348,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             if ctx.reused:
                 flags.append("reused-distractors")
             flags += unconfirmed
+            ctx_aggs: list[tasks.Aggregate] | None = None  # made once for the context
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
@@ -360,7 +361,9 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                 else:
                     arng = random.Random(f"{params.seed}|{fmt}|{task}|{family}|{length}")
                     seen = set()
-                    questions = [q for q in (tasks.generate(task, ctx_recs, arng, seen)
+                    if ctx_aggs is None:
+                        ctx_aggs = tasks.asked(ctx_recs)
+                    questions = [q for q in (tasks.generate(task, ctx_recs, arng, seen, ctx_aggs)
                                              for _ in range(q_per)) if q is not None]
                 for j, q in enumerate(questions):
                     if not need[(task, length)]:

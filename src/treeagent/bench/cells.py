@@ -13,13 +13,25 @@ A worker reads the format's units from ``raw/`` itself (only the cell's name tra
 so workers on other hosts need the same ``raw/`` (a shared folder, or ``dvc pull raw``).
 Reading and tokenizing a format's units costs more than filling most cells, so a task
 fills a *group* of one format's cells (:func:`cells`: as many groups per format as it
-takes to give every worker one) and a worker keeps the format it prepared last.
+takes to give every worker one), a worker keeps the format it prepared last, and when a
+format has several groups the first worker to prepare it leaves the result in a scratch
+folder of the build (inside ``raw/`` when it can write there, so that workers on other
+hosts see it too): a worker that finds it there loads it instead of preparing the format
+again (the same units, so the same rows).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
 import threading
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +53,7 @@ class CellSpec:
     params: dict[str, Any]  # BuildParams as a dict
     raw_dir: str
     split: str = "test"  # test, dev or train (treeagent.bench.splits)
+    scratch: str = ""  # folder where prepared formats are shared ("": none)
 
 
 @dataclass
@@ -59,10 +72,11 @@ _LAST: dict[tuple, tuple[B.Prepared, contexts.Counter]] = {}
 _LOCK = threading.Lock()
 
 
-def _prepared(fmt: str, params: B.BuildParams, raw_dir: str, split: str = "test"
-              ) -> tuple[B.Prepared, contexts.Counter]:
+def _prepared(fmt: str, params: B.BuildParams, raw_dir: str, split: str = "test",
+              scratch: str = "") -> tuple[B.Prepared, contexts.Counter]:
     """The format's prepared units (of ``split``), made once per process (the last
-    format and split are kept)."""
+    format and split are kept) and, with a ``scratch`` folder, once per build: loaded
+    from there when another worker left them, else made and left there."""
     from treeagent.bench import sources
 
     key = (fmt, str(Path(raw_dir).resolve()), params.tokenizers, params.anchor_fraction,
@@ -71,19 +85,78 @@ def _prepared(fmt: str, params: B.BuildParams, raw_dir: str, split: str = "test"
         if key not in _LAST:
             _LAST.clear()
             counter = contexts.Counter(params.tokenizers)
-            pool = split_build.units_of(params, fmt, sources.units(fmt, raw_dir=raw_dir),
-                                        split)
-            _LAST[key] = (B.prepare_format(fmt, pool, params, counter), counter)
+            path = _shared_path(scratch, key)
+            prep = load_prepared(path) if path else None
+            if prep is None:
+                pool = split_build.units_of(params, fmt, sources.units(fmt, raw_dir=raw_dir),
+                                            split)
+                prep = B.prepare_format(fmt, pool, params, counter)
+                if path:
+                    save_prepared(prep, path)
+            _LAST[key] = (prep, counter)
         return _LAST[key]
+
+
+def _shared_path(scratch: str, key: tuple) -> Path | None:
+    """The file of ``scratch`` for the prepared format ``key`` (its raw folder left out:
+    hosts may mount the shared ``raw/`` at other paths)."""
+    if not scratch:
+        return None
+    digest = hashlib.sha256(repr((key[0], *key[2:])).encode()).hexdigest()[:32]
+    return Path(scratch) / f"{key[0]}-{digest}.pickle"
+
+
+def save_prepared(prep: B.Prepared, path: Path) -> bool:
+    """Leave ``prep`` at ``path`` (written whole, then renamed: a reader sees all of it
+    or nothing); False when the folder cannot be written (the build goes on)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump(dataclasses.replace(prep, unit_of_rec={}), f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return False
+
+
+def load_prepared(path: Path) -> B.Prepared | None:
+    """The prepared format :func:`save_prepared` left at ``path`` (None when there is none
+    to read), its record index rebuilt for the records loaded."""
+    try:
+        with open(path, "rb") as f:
+            prep = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None
+    prep.unit_of_rec = {id(r): u.id for u in prep.units for r in u.records}
+    return prep
+
+
+@contextmanager
+def shared_scratch(raw_dir: str | Path) -> Iterator[str]:
+    """A fresh folder for the workers to share prepared formats in, removed at the end:
+    inside ``raw_dir`` (every worker reads it), else a local temporary folder (workers on
+    other hosts then prepare for themselves)."""
+    try:
+        where = tempfile.mkdtemp(prefix=".cells-", dir=raw_dir)
+    except OSError:
+        where = tempfile.mkdtemp(prefix="treeagent-cells-")
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
 
 
 def build_cell(spec: CellSpec) -> CellResult:
     """Fill the (format, length) cells of ``spec``."""
+    from treeagent.bench import independent
     from treeagent.bench.sources import records_from_text
     from treeagent.pipeline.progress import Progress
 
     params = B.BuildParams(**spec.params)
-    prep, counter = _prepared(spec.fmt, params, spec.raw_dir, spec.split)
+    independent.share_readings(spec.scratch or None)  # the second reader's, of its own
+    prep, counter = _prepared(spec.fmt, params, spec.raw_dir, spec.split, spec.scratch)
     sub, quota = split_build.for_split(params, spec.fmt, spec.split)
     need = sum(sub.per_cell if quota is None else quota[(t, n)]
                for t in params.tasks for n in spec.lengths)
@@ -98,20 +171,22 @@ def build_cell(spec: CellSpec) -> CellResult:
 
 
 def cells(params: B.BuildParams, raw_dir: str | Path, workers: int = 1) -> list[CellSpec]:
-    """The grid's (format, length) cells in tasks, format-major: each format's lengths
-    in ``ceil(workers / formats)`` groups, at least two when there are two workers (at
-    most one per length), so that ``workers`` workers all get a task, the workers share
-    each format's work and a format is read and tokenized by as few of them as that
-    allows. A cell costs about its length (its contexts' tokens): lengths are dealt,
-    longest first, to the group with the fewest tokens so far (:func:`balanced`), the
-    costliest group first."""
+    """The grid's (format, length) cells in tasks: each format's lengths in
+    ``ceil(workers / formats)`` groups, at least two when there are two workers (at most
+    one per length), so that ``workers`` workers all get a task, the workers share each
+    format's work and a format is read and tokenized by as few of them as that allows. A
+    cell costs about its length (its contexts' tokens): lengths are dealt, longest first,
+    to the group with the fewest tokens so far (:func:`balanced`). Tasks come
+    group-major, each format's costliest group first: the first tasks the workers take
+    are of different formats, so that no two of them prepare one format at once."""
     kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in asdict(params).items()}
     n = len(params.lengths)
     want = -(-workers // max(1, len(params.formats)))
     groups = max(1, min(n, max(want, 2 if workers > 1 else 1)))
+    dealt = balanced(params.lengths, groups)
     return [CellSpec(fmt, group, kw, str(raw_dir), split)
-            for fmt in params.formats for split in split_build.present(params, fmt)
-            for group in balanced(params.lengths, groups)]
+            for group in dealt
+            for fmt in params.formats for split in split_build.present(params, fmt)]
 
 
 def balanced(lengths: Sequence[int], groups: int) -> list[tuple[int, ...]]:
@@ -136,12 +211,28 @@ def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
 
 
 def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
-                  mapper: Mapper, workers: int = 1) -> B.BuildResult:
+                  mapper: Mapper, workers: int = 1, scratch: str | Path | None = None
+                  ) -> B.BuildResult:
     """:func:`treeagent.bench.build.build` with the (format, length) cells filled by
     ``mapper`` in tasks for ``workers`` workers (:func:`cells`); the same files, byte for
-    byte, whatever ``workers``."""
+    byte, whatever ``workers``. The workers share prepared formats and the second
+    reader's readings in ``scratch`` (the caller's, kept), else in a folder of their
+    own (:func:`shared_scratch`) when a format has several tasks."""
     specs = cells(params, raw_dir, workers)
-    results: list[CellResult] = mapper(build_cell, specs)
+    if scratch is not None:
+        results: list[CellResult] = mapper(
+            build_cell, [dataclasses.replace(s, scratch=str(scratch)) for s in specs])
+    elif len(specs) > len({(s.fmt, s.split) for s in specs}):  # a format in several tasks
+        from treeagent.bench import independent
+
+        with shared_scratch(raw_dir) as where:
+            try:
+                results = mapper(build_cell,
+                                 [dataclasses.replace(s, scratch=where) for s in specs])
+            finally:  # tasks run in this process (threads) leave it set
+                independent.share_readings(None)
+    else:
+        results = mapper(build_cell, specs)
     out = Path(out)
     result = B.BuildResult()
     infos: dict[str, Any] = {}

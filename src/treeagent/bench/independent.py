@@ -32,9 +32,13 @@ the reason. :func:`read_context` parses a context once for all of its questions.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import pickle
 import re
+import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -360,6 +364,8 @@ class Reading:
     format: str
     units: list[Any]
     errors: dict[int, str] = field(default_factory=dict)  # unit -> why it is unreadable
+    found: dict[tuple[int, str], list[Any]] = field(default_factory=dict)  # HTML records
+    # of a unit by address, found once for all the questions over the context
 
 
 def _yaml_reader() -> Any:
@@ -381,16 +387,60 @@ _CACHE_CHARS = [0]
 CACHE_LIMIT = 20_000_000  # characters of unit text whose reading is kept
 
 
+_SHARED: list[str | None] = [None]
+
+
+def share_readings(folder: str | os.PathLike[str] | None) -> None:
+    """Keep each unit's reading in ``folder`` as well (a folder the processes of one build
+    all see; None: stop): a process that finds a unit's reading there loads it instead
+    of parsing the unit again. A reading is this reader's own, of the same text."""
+    _SHARED[0] = os.fspath(folder) if folder else None
+
+
+def _shared_file(key: str) -> str | None:
+    folder = _SHARED[0]
+    if folder is None:
+        return None
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return os.path.join(folder, f"reading-{digest}.pickle")
+
+
+def _load_shared(path: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return _MISSING
+
+
+def _save_shared(path: str, value: Any) -> None:
+    tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex}"
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # whole or not at all
+    except Exception:  # noqa: BLE001 - sharing is only a saving: the reading stands
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def _cached(kind: str, text: str, read: Any) -> Any:
     """A unit's reading, kept while the texts kept stay under :data:`CACHE_LIMIT`
     characters (least recently used first out): contexts of one grid share most of
-    their units."""
+    their units; and in the folder of :func:`share_readings`, when there is one."""
     key = f"{kind}\0{text}"
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit[1]
-    value = read(text)
+    path = _shared_file(key)
+    value = _MISSING if path is None else _load_shared(path)
+    if value is _MISSING:
+        value = read(text)
+        if path is not None:
+            _save_shared(path, value)
     while _CACHE and _CACHE_CHARS[0] + len(text) > CACHE_LIMIT:
         _CACHE_CHARS[0] -= _CACHE.popitem(last=False)[1][0]
     _CACHE[key] = (len(text), value)
@@ -594,7 +644,10 @@ def records_in(reading: Reading, unit_sources: Sequence[str], sources: Sequence[
             continue
         for sel in selects:
             if reading.format == "html":
-                out += _html_records(unit, sel)
+                key = (i, repr(sel[0] if sel else ""))  # all _html_records looks at
+                if key not in reading.found:
+                    reading.found[key] = _html_records(unit, sel)
+                out += reading.found[key]
             elif reading.format == "javascript":
                 name, value = unit
                 if sel and sel[0] in (name, "*"):

@@ -45,6 +45,7 @@ from treeagent.bench.aggregates import (
     Aggregate,
     aggregates,
     askable,
+    asked,
     count_question,
     extremum_question,
     most_frequent_question,
@@ -85,9 +86,9 @@ from treeagent.scoring import TASK_RECORDS, TASKS
 __all__ = [
     "AGGREGATE_TASKS", "GENERATORS", "LOOKUP_TASKS", "MAX_VALUE_CHARS", "ONLY_ITEM",
     "Aggregate", "Generator", "Question", "aggregates", "ambiguous", "amount", "anchor",
-    "answerable", "article", "askable", "be", "epoch_unit", "field_words", "generate", "given_away",
-    "human_field", "id_like", "is_time", "iso_time", "kind_of", "leaks", "lookup_fields",
-    "name_field", "named", "names_answer", "naming", "norm", "number", "phrase", "plural",
+    "answerable", "article", "askable", "asked", "be", "epoch_unit", "field_words", "generate",
+    "given_away", "human_field", "id_like", "is_time", "iso_time", "kind_of", "leaks",
+    "lookup_fields", "name_field", "named", "names_answer", "naming", "norm", "number", "phrase", "plural",
     "plural_words", "present", "source_of", "spec_fields", "year_words",
 ]
 
@@ -108,16 +109,24 @@ GENERATORS: dict[str, Generator] = {
     "numeric_extremum": extremum_question,
 }
 assert tuple(GENERATORS) == TASKS
+AGGREGATORS = {"conditional_count": count_question, "most_frequent": most_frequent_question,
+               "numeric_extremum": extremum_question}
 
 
 def generate(task: str, records: Sequence[Record], rng: random.Random,
-             exclude: set[str] | None = None) -> Question | None:
+             exclude: set[str] | None = None,
+             aggs: Sequence[Aggregate] | None = None) -> Question | None:
     """One question of ``task`` over ``records`` (None when they support none).
 
     ``exclude`` collects keys of questions already asked, so repeated calls give distinct
     questions. Lookup tasks take the supporting (anchor) records; aggregation tasks take
-    every record of the final context (B.1 scope rule).
+    every record of the final context (B.1 scope rule) and ``aggs``, its
+    :func:`~treeagent.bench.aggregates.asked` when the caller keeps it (many questions,
+    one context): the same questions, the aggregates made once.
     """
     if task not in GENERATORS:
         raise ValueError(f"unknown task {task!r} (choose from {', '.join(TASKS)})")
-    return GENERATORS[task](records, rng, set() if exclude is None else exclude)
+    exclude = set() if exclude is None else exclude
+    if aggs is not None and task in AGGREGATE_TASKS:
+        return AGGREGATORS[task](records, rng, exclude, aggs)
+    return GENERATORS[task](records, rng, exclude)
