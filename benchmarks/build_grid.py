@@ -109,15 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     # the workers share prepared formats and the second reader's readings, and the
     # re-read at the end finds them there too
     with cells.shared_scratch(args.raw) as scratch:
-        independent.share_readings(scratch)
+        independent.share_readings(scratch.folder, scratch.key)
         try:
             return _build_and_report(args, params, units, t0, t_acq, scratch)
         finally:
             independent.share_readings(None)
 
 
-def _build_and_report(args, params, units, t0: float, t_acq: float, scratch: str | None
-                      ) -> int:
+def _build_and_report(args, params, units, t0: float, t_acq: float, scratch) -> int:
     """Build (serially without ``scratch``, else sharded), re-check, print the report."""
     from treeagent.bench import build, examples_gate
 
@@ -179,7 +178,7 @@ def _timed(fn):
 
 
 def _build_sharded(params, raw: Path, out: Path, runner: str, workers: int,
-                   scratch: str | None = None):
+                   scratch=None):
     """:func:`treeagent.bench.cells.build_sharded` over the runner, printing each task's
     cells, process, CPU and wall seconds."""
     from treeagent.bench import cells

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from treeagent import signed_pickle
 from treeagent.bench import build, cells, sources
 from treeagent.pipeline import config
 
@@ -130,12 +131,14 @@ def test_a_saved_prepared_format_fills_the_same_rows(grid, tmp_path) -> None:
     params = dataclasses.replace(params, per_cell=2, formats=("json",))
     counter = contexts.Counter(params.tokenizers)
     prep = build.prepare_format("json", sources.units("json", raw_dir=raw), params, counter)
-    assert cells.save_prepared(prep, tmp_path / "json.pickle")
-    loaded = cells.load_prepared(tmp_path / "json.pickle")
+    key = signed_pickle.new_key()
+    assert cells.save_prepared(prep, tmp_path / "json.pickle", key)
+    assert cells.load_prepared(tmp_path / "json.pickle", signed_pickle.new_key()) is None
+    loaded = cells.load_prepared(tmp_path / "json.pickle", key)
     assert loaded is not None and loaded.unit_of_rec and loaded.unit_of_rec != prep.unit_of_rec
     assert sorted(loaded.unit_of_rec.values()) == sorted(prep.unit_of_rec.values())
     rows = build.fill(prep, params, counter, records_from_text)
     again = build.fill(loaded, params, contexts.Counter(params.tokenizers), records_from_text)
     assert again == rows and rows[0]  # (rows, statistics, notes), some rows
-    assert cells.load_prepared(tmp_path / "none.pickle") is None
-    assert not cells.save_prepared(prep, tmp_path / "no-such-folder" / "json.pickle")
+    assert cells.load_prepared(tmp_path / "none.pickle", key) is None
+    assert not cells.save_prepared(prep, tmp_path / "no-such-folder" / "json.pickle", key)

@@ -15,6 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from treeagent import signed_pickle
 from treeagent.bench import contexts, independent, tasks
 from treeagent.bench.sources import records_from_text
 from treeagent.scoring import TASKS
@@ -333,7 +334,8 @@ def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
             for i in range(3)]
     text = "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs)
     monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
-    independent.share_readings(tmp_path)
+    key = signed_pickle.new_key()
+    independent.share_readings(tmp_path, key)
     try:
         first = independent.read_context("yaml", text)
         assert first.units == docs and len(list(tmp_path.glob("reading-*.pickle"))) == 3
@@ -344,6 +346,11 @@ def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
 
         monkeypatch.setattr(independent, "_yaml_reader", no_parser)
         assert independent.read_context("yaml", text).units == docs
+        # under another build's key the same files are not this build's: parsed again
+        independent.share_readings(tmp_path, signed_pickle.new_key())
+        monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
+        with pytest.raises(independent.Unconfirmed, match="parsed again"):
+            independent.read_context("yaml", text)
     finally:
         independent.share_readings(None)
     monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())

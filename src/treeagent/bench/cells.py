@@ -24,18 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
-import pickle
 import shutil
 import tempfile
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from treeagent import signed_pickle
 from treeagent.bench import build as B
 from treeagent.bench import contexts, split_build
 
@@ -53,7 +51,7 @@ class CellSpec:
     params: dict[str, Any]  # BuildParams as a dict
     raw_dir: str
     split: str = "test"  # test, dev or train (treeagent.bench.splits)
-    scratch: str = ""  # folder where prepared formats are shared ("": none)
+    scratch: Scratch | None = None  # where prepared formats are shared (None: nowhere)
 
 
 @dataclass
@@ -73,7 +71,7 @@ _LOCK = threading.Lock()
 
 
 def _prepared(fmt: str, params: B.BuildParams, raw_dir: str, split: str = "test",
-              scratch: str = "") -> tuple[B.Prepared, contexts.Counter]:
+              scratch: Scratch | None = None) -> tuple[B.Prepared, contexts.Counter]:
     """The format's prepared units (of ``split``), made once per process (the last
     format and split are kept) and, with a ``scratch`` folder, once per build: loaded
     from there when another worker left them, else made and left there."""
@@ -86,64 +84,65 @@ def _prepared(fmt: str, params: B.BuildParams, raw_dir: str, split: str = "test"
             _LAST.clear()
             counter = contexts.Counter(params.tokenizers)
             path = _shared_path(scratch, key)
-            prep = load_prepared(path) if path else None
+            prep = load_prepared(path, scratch.key) if path and scratch else None
             if prep is None:
                 pool = split_build.units_of(params, fmt, sources.units(fmt, raw_dir=raw_dir),
                                             split)
                 prep = B.prepare_format(fmt, pool, params, counter)
-                if path:
-                    save_prepared(prep, path)
+                if path and scratch:
+                    save_prepared(prep, path, scratch.key)
             _LAST[key] = (prep, counter)
         return _LAST[key]
 
 
-def _shared_path(scratch: str, key: tuple) -> Path | None:
+@dataclass(frozen=True)
+class Scratch:
+    """A build's shared folder and the key its files are signed with
+    (:mod:`treeagent.signed_pickle`): the key travels with each task, never through the
+    folder, so a file someone else put there is never unpickled."""
+
+    folder: str
+    key: str
+
+
+def _shared_path(scratch: Scratch | None, key: tuple) -> Path | None:
     """The file of ``scratch`` for the prepared format ``key`` (its raw folder left out:
     hosts may mount the shared ``raw/`` at other paths)."""
-    if not scratch:
+    if scratch is None:
         return None
     digest = hashlib.sha256(repr((key[0], *key[2:])).encode()).hexdigest()[:32]
-    return Path(scratch) / f"{key[0]}-{digest}.pickle"
+    return Path(scratch.folder) / f"{key[0]}-{digest}.pickle"
 
 
-def save_prepared(prep: B.Prepared, path: Path) -> bool:
-    """Leave ``prep`` at ``path`` (written whole, then renamed: a reader sees all of it
-    or nothing); False when the folder cannot be written (the build goes on)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
-    try:
-        with open(tmp, "wb") as f:
-            pickle.dump(dataclasses.replace(prep, unit_of_rec={}), f,
-                        protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-        return True
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        return False
+def save_prepared(prep: B.Prepared, path: Path, key: str) -> bool:
+    """Leave ``prep`` at ``path``, signed with ``key`` (written whole, then renamed: a
+    reader sees all of it or nothing); False when the folder cannot be written (the
+    build goes on)."""
+    return signed_pickle.dump(dataclasses.replace(prep, unit_of_rec={}), path, key)
 
 
-def load_prepared(path: Path) -> B.Prepared | None:
-    """The prepared format :func:`save_prepared` left at ``path`` (None when there is none
-    to read), its record index rebuilt for the records loaded."""
-    try:
-        with open(path, "rb") as f:
-            prep = pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError):
+def load_prepared(path: Path, key: str) -> B.Prepared | None:
+    """The prepared format :func:`save_prepared` left at ``path`` with ``key`` (None when
+    there is none, or its signature is not this build's), its record index rebuilt for
+    the records loaded."""
+    prep = signed_pickle.load(path, key)
+    if prep is None:
         return None
     prep.unit_of_rec = {id(r): u.id for u in prep.units for r in u.records}
     return prep
 
 
 @contextmanager
-def shared_scratch(raw_dir: str | Path) -> Iterator[str]:
-    """A fresh folder for the workers to share prepared formats in, removed at the end:
-    inside ``raw_dir`` (every worker reads it), else a local temporary folder (workers on
-    other hosts then prepare for themselves)."""
+def shared_scratch(raw_dir: str | Path) -> Iterator[Scratch]:
+    """A fresh folder for the workers to share prepared formats in, and a fresh key,
+    removed at the end: inside ``raw_dir`` (every worker reads it), else a local
+    temporary folder (workers on other hosts then prepare for themselves)."""
     try:
         where = tempfile.mkdtemp(prefix=".cells-", dir=raw_dir)
     except OSError:
         where = tempfile.mkdtemp(prefix="treeagent-cells-")
     try:
-        yield where
+        yield Scratch(where, signed_pickle.new_key())
     finally:
         shutil.rmtree(where, ignore_errors=True)
 
@@ -155,7 +154,10 @@ def build_cell(spec: CellSpec) -> CellResult:
     from treeagent.pipeline.progress import Progress
 
     params = B.BuildParams(**spec.params)
-    independent.share_readings(spec.scratch or None)  # the second reader's, of its own
+    if spec.scratch is None:  # the second reader's readings, of its own
+        independent.share_readings(None)
+    else:
+        independent.share_readings(spec.scratch.folder, spec.scratch.key)
     prep, counter = _prepared(spec.fmt, params, spec.raw_dir, spec.split, spec.scratch)
     sub, quota = split_build.for_split(params, spec.fmt, spec.split)
     need = sum(sub.per_cell if quota is None else quota[(t, n)]
@@ -211,7 +213,7 @@ def _merge_notes(results: Sequence[CellResult]) -> dict[str, int]:
 
 
 def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
-                  mapper: Mapper, workers: int = 1, scratch: str | Path | None = None
+                  mapper: Mapper, workers: int = 1, scratch: Scratch | None = None
                   ) -> B.BuildResult:
     """:func:`treeagent.bench.build.build` with the (format, length) cells filled by
     ``mapper`` in tasks for ``workers`` workers (:func:`cells`); the same files, byte for
@@ -221,7 +223,7 @@ def build_sharded(params: B.BuildParams, raw_dir: str | Path, out: str | Path,
     specs = cells(params, raw_dir, workers)
     if scratch is not None:
         results: list[CellResult] = mapper(
-            build_cell, [dataclasses.replace(s, scratch=str(scratch)) for s in specs])
+            build_cell, [dataclasses.replace(s, scratch=scratch) for s in specs])
     elif len(specs) > len({(s.fmt, s.split) for s in specs}):  # a format in several tasks
         from treeagent.bench import independent
 

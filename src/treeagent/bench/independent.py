@@ -36,15 +36,15 @@ import hashlib
 import json
 import math
 import os
-import pickle
 import re
-import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import json5
+
+from treeagent import signed_pickle
 
 _MISSING = object()
 _WRAPPED = re.compile(r"entry_\d{4}\Z")
@@ -387,43 +387,36 @@ _CACHE_CHARS = [0]
 CACHE_LIMIT = 20_000_000  # characters of unit text whose reading is kept
 
 
-_SHARED: list[str | None] = [None]
+_SHARED: list[tuple[str, str] | None] = [None]
 
 
-def share_readings(folder: str | os.PathLike[str] | None) -> None:
-    """Keep each unit's reading in ``folder`` as well (a folder the processes of one build
-    all see; None: stop): a process that finds a unit's reading there loads it instead
-    of parsing the unit again. A reading is this reader's own, of the same text."""
-    _SHARED[0] = os.fspath(folder) if folder else None
+def share_readings(folder: str | os.PathLike[str] | None, key: str = "") -> None:
+    """Keep each unit's reading in ``folder`` as well, signed with ``key``
+    (:mod:`treeagent.signed_pickle`; a folder the processes of one build all see, the key
+    handed to them with their task; None: stop): a process that finds a unit's reading
+    there under that key loads it instead of parsing the unit again. A reading is this
+    reader's own, of the same text."""
+    _SHARED[0] = (os.fspath(folder), key) if folder and key else None
 
 
 def _shared_file(key: str) -> str | None:
-    folder = _SHARED[0]
-    if folder is None:
+    shared = _SHARED[0]
+    if shared is None:
         return None
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-    return os.path.join(folder, f"reading-{digest}.pickle")
+    return os.path.join(shared[0], f"reading-{digest}.pickle")
 
 
 def _load_shared(path: str) -> Any:
-    try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError):
-        return _MISSING
+    shared = _SHARED[0]
+    boxed = None if shared is None else signed_pickle.load(path, shared[1])
+    return boxed[0] if isinstance(boxed, tuple) and len(boxed) == 1 else _MISSING
 
 
 def _save_shared(path: str, value: Any) -> None:
-    tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex}"
-    try:
-        with open(tmp, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)  # whole or not at all
-    except Exception:  # noqa: BLE001 - sharing is only a saving: the reading stands
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    shared = _SHARED[0]
+    if shared is not None:  # a failed write only loses the saving: the reading stands
+        signed_pickle.dump((value,), path, shared[1])
 
 
 def _cached(kind: str, text: str, read: Any) -> Any:
