@@ -295,3 +295,14 @@ def test_aggregates_in_one_pass_keep_the_scope_rule(records: list[Record]) -> No
             [(r.id, v) for r, v in a.stated], a.missing, a.default)
            for a in tasks.aggregates(records)]
     assert got == _aggregates_by_definition(records)
+
+
+@given(st.recursive(st.one_of(st.text(max_size=3), st.integers(-3, 3), st.booleans()),
+                    lambda inner: st.tuples(inner, inner) | st.tuples(inner), max_leaves=6))
+def test_the_memoized_select_form_equals_its_jsonable_form(select):
+    from treeagent.bench import anchoring
+
+    select = select if isinstance(select, tuple) else (select,)
+    again = anchoring._select_form(select)
+    assert again == anchoring.jsonable(select)
+    assert anchoring._select_form(select) == again  # from the memo now

@@ -43,7 +43,7 @@ def ambiguous(q: Question, records: Sequence[Record]) -> bool:
         pairs = [(tuple(p), v) for p, v in at["anchor"]]
         hits = 0
         for r in records:
-            if source_of(r) != at["source"] or jsonable(r.select) != at["select"]:
+            if source_of(r) != at["source"] or _select_form(r.select) != at["select"]:
                 continue
             by_path = {v: k for k, v in r.keys.items()}
             if any(p not in by_path for p, _ in pairs):
@@ -56,6 +56,23 @@ def ambiguous(q: Question, records: Sequence[Record]) -> bool:
         if hits != 1:
             return True
     return False
+
+
+_SELECT_FORMS: dict[Any, Any] = {}
+
+
+def _select_form(select: tuple[Any, ...]) -> Any:
+    """``jsonable(select)``, made once per distinct select (a context's records share a
+    few; :func:`ambiguous` compares every record's for every lookup asked)."""
+    try:
+        return _SELECT_FORMS[select]
+    except KeyError:
+        if len(_SELECT_FORMS) >= 100_000:
+            _SELECT_FORMS.clear()
+        form = _SELECT_FORMS[select] = jsonable(select)
+        return form
+    except TypeError:  # an unhashable part: no memo
+        return jsonable(select)
 
 
 def where(rec: Record) -> dict[str, Any]:
