@@ -142,3 +142,27 @@ def test_a_saved_prepared_format_fills_the_same_rows(grid, tmp_path) -> None:
     assert again == rows and rows[0]  # (rows, statistics, notes), some rows
     assert cells.load_prepared(tmp_path / "none.pickle", key) is None
     assert not cells.save_prepared(prep, tmp_path / "no-such-folder" / "json.pickle", key)
+
+
+def test_a_context_is_checked_once_and_only_when_a_question_is_asked_over_it(
+        grid, monkeypatch) -> None:
+    """Validation re-parses and recounts a context at its first candidate row: once per
+    context with candidates, never for a context no question is asked over."""
+    from treeagent.bench import contexts, validate
+    from treeagent.bench.sources import records_from_text
+
+    raw, params = grid
+    params = dataclasses.replace(params, per_cell=2, formats=("json",))
+    counter = contexts.Counter(params.tokenizers)
+    prep = build.prepare_format("json", sources.units("json", raw_dir=raw), params, counter)
+    built: list[str] = []
+    checked: list[str] = []
+    real_build, real_check = contexts.build_context, validate.check_context
+    monkeypatch.setattr(contexts, "build_context",
+                        lambda *a, **k: (c := real_build(*a, **k), built.append(c.text))[0])
+    monkeypatch.setattr(validate, "check_context",
+                        lambda fmt, text, *a: (checked.append(text), real_check(fmt, text, *a))[1])
+    rows, _, _ = build.fill(prep, params, counter, records_from_text)
+    asked = {(r["family"], r["length"]) for r in rows}
+    assert len(checked) == len(asked) and len(set(checked)) == len(checked)
+    assert set(checked) <= set(built) and len(built) >= len(checked)

@@ -340,9 +340,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                                          allow_reuse=params.allow_reuse)
             fills[length].append(ctx.fill)
             reuse[length] += ctx.reused
-            checked = validate.check_context(
-                fmt, ctx.text, [pool.ids[u] for u in ctx.order], prep.unit_map, extract,
-                counter.full if params.recount else None, cache)
+            checked = None  # the context's own checks, made at its first candidate row
             ctx_recs = [r for u in ctx.order for r in units[u].records]
             flags = sorted({f for u in ctx.order for f in units[u].flags})
             if ctx.reused:
@@ -380,6 +378,10 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                                params.tolerance)
                     row["accepted"] = json.dumps(accepted.question_forms(
                         q.spec, q.record_ids, ctx_recs), ensure_ascii=False)
+                    if checked is None:  # a context no question is asked over is never
+                        checked = validate.check_context(  # re-parsed or recounted
+                            fmt, ctx.text, [pool.ids[u] for u in ctx.order], prep.unit_map,
+                            extract, counter.full if params.recount else None, cache)
                     row.update(validate.check_example(row, checked, params.tolerance))
                     rows.append(row)
                     if not any(row[f"check_{c}"] for c in validate.CHECKS):
