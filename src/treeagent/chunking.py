@@ -82,8 +82,11 @@ class ChunkOptions:
     format: str | None = None
     search: bool = True
     on_error: str = "raise"
+    chunk_overlap: int = 0  # accepted as 0 (as chonkie and LangChain take it): no overlap
 
     def __post_init__(self) -> None:
+        if self.chunk_overlap:
+            raise ValueError("sections never overlap: chunk_overlap must be 0")
         if self.chunk_size is not None and self.budget is not None:
             raise ValueError("pass chunk_size (a maximum) or budget (the paper's C), not both")
         if self.chunk_size is None and self.budget is None:
@@ -198,9 +201,8 @@ class TreeChunker:
     def __init__(self, chunk_size: int | None = None, *, budget: int | None = None,
                  tokenizer: Any = "qwen3", format: str | None = None, search: bool = True,
                  on_error: str = "raise", chunk_overlap: int = 0) -> None:
-        if chunk_overlap:
-            raise ValueError("TreeChunker sections never overlap: chunk_overlap must be 0")
-        self.options = ChunkOptions(chunk_size, budget, tokenizer, format, search, on_error)
+        self.options = ChunkOptions(chunk_size, budget, tokenizer, format, search, on_error,
+                                    chunk_overlap)
 
     def __call__(self, text: str | Iterable[str]) -> list[Chunk] | list[list[Chunk]]:
         if isinstance(text, str):

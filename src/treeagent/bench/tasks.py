@@ -109,8 +109,6 @@ GENERATORS: dict[str, Generator] = {
     "numeric_extremum": extremum_question,
 }
 assert tuple(GENERATORS) == TASKS
-AGGREGATORS = {"conditional_count": count_question, "most_frequent": most_frequent_question,
-               "numeric_extremum": extremum_question}
 
 
 def generate(task: str, records: Sequence[Record], rng: random.Random,
@@ -128,5 +126,5 @@ def generate(task: str, records: Sequence[Record], rng: random.Random,
         raise ValueError(f"unknown task {task!r} (choose from {', '.join(TASKS)})")
     exclude = set() if exclude is None else exclude
     if aggs is not None and task in AGGREGATE_TASKS:
-        return AGGREGATORS[task](records, rng, exclude, aggs)
+        return GENERATORS[task](records, rng, exclude, aggs)  # aggregations take aggs too
     return GENERATORS[task](records, rng, exclude)

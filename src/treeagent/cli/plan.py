@@ -79,12 +79,10 @@ def run(args: argparse.Namespace) -> int:
             return _fail(str(exc))
     try:
         rows, setups = plan.plan_params(params, args.validated, args.tokenizer)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ModelError) as exc:  # ModelError: e.g. no local extra
         return _fail(str(exc))
     except SetupError as exc:  # e.g. a served model without a tokenizer setting
         return _fail(f"{args.params}: {exc}")
-    except ModelError as exc:  # e.g. the model's tokenizer without the local extra
-        return _fail(str(exc))
     except ValueError as exc:  # a stored example that does not re-materialize
         return _fail(f"{args.validated}: {exc}")
     wall, gpus = plan_wall.from_params(params, rows, throughput, args.sequence_tps, args.gpus,

@@ -38,13 +38,12 @@ class TreeSplitter(TextSplitter):
                  budget: int | None = None, tokenizer: Any = "qwen3",
                  format: str | None = None, search: bool = True, on_error: str = "raise",
                  **kwargs: Any) -> None:
-        if chunk_overlap:
-            raise ValueError("TreeSplitter sections never overlap: chunk_overlap must be 0")
         for name in ("length_function", "keep_separator", "strip_whitespace"):
             if name in kwargs:
                 raise ValueError(f"TreeSplitter does not take {name}: sections keep the "
                                  "input's text and are measured by the tokenizer")
-        self.options = ChunkOptions(chunk_size, budget, tokenizer, format, search, on_error)
+        self.options = ChunkOptions(chunk_size, budget, tokenizer, format, search, on_error,
+                                    chunk_overlap)
         super().__init__(chunk_size=self.options.limit, chunk_overlap=0,
                          length_function=self.options.counter.count, **kwargs)
 
