@@ -8,7 +8,9 @@ its command, CPU seconds (user + system, its own threads) and wall seconds to a 
 prints the suite's wall and CPU time (``os.wait4`` of pytest: all its descendants) and
 the CPU by command (the pipeline stages, ``dvc``, the xdist workers running tests in
 process, ...). A process killed by a signal (Prefect's API servers, dask workers) writes
-no line: their CPU is the difference between the total and the logged sum.
+no line: their CPU is the difference between the total and the logged sum. A process
+that imported Prefect's server module (a flow run without ``PREFECT_API_URL``, which
+starts a temporary API server, ~10 CPU s) is counted apart.
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ def _log():
     try:
         with open({log!r}, "a") as f:
             f.write(json.dumps({{"argv": sys.argv, "cpu": t.user + t.system,
-                                "wall": time.time() - _t0}}) + "\\n")
+                                "wall": time.time() - _t0,
+                                "temporary_server": "prefect.server.api.server" in sys.modules,
+                                "test": os.environ.get("PYTEST_CURRENT_TEST", "")
+                                }}) + "\\n")
     except Exception:
         pass
 atexit.register(_log)
@@ -66,16 +71,26 @@ def main(args: list[str]) -> int:
     # wait4's usage: pytest and every descendant it (or they) waited for
     all_cpu = usage.ru_utime + usage.ru_stime
     by: dict[str, list[float]] = collections.defaultdict(list)
+    temporary: collections.Counter[str] = collections.Counter()
+    temporary_by_file: collections.Counter[str] = collections.Counter()
     for r in rows:
         by[command(r["argv"])].append(r["cpu"])
+        if r.get("temporary_server") and r.get("test"):  # a subprocess of a test
+            temporary[command(r["argv"])] += 1
+            temporary_by_file[r["test"].split("::")[0]] += 1
     logged = sum(sum(v) for v in by.values())
     print(f"\nexit {os.waitstatus_to_exitcode(status)}; wall {wall:.0f} s; CPU of pytest and "
           f"its descendants {all_cpu:.0f} s; logged at exit {logged:.0f} s in {len(rows)} "
           f"processes; not logged (killed: API servers, dask workers) "
           f"{all_cpu - logged:.0f} s")
-    print(f"{'CPU s':>8} {'share':>6} {'procs':>6}  command")
+    print(f"{'CPU s':>8} {'share':>6} {'procs':>6} {'temp':>5}  command "
+          "(temp: processes that started a temporary Prefect server)")
     for name, cpus in sorted(by.items(), key=lambda kv: -sum(kv[1])):
-        print(f"{sum(cpus):8.1f} {sum(cpus) / all_cpu:6.1%} {len(cpus):6d}  {name}")
+        print(f"{sum(cpus):8.1f} {sum(cpus) / all_cpu:6.1%} {len(cpus):6d} "
+              f"{temporary[name]:5d}  {name}")
+    if temporary_by_file:
+        print("temporary Prefect servers started by the subprocesses of each test file:",
+              ", ".join(f"{f} {n}" for f, n in temporary_by_file.most_common()))
     return os.waitstatus_to_exitcode(status)
 
 

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     p = _common.start(args.params)
     from treeagent.bench.build import BuildParams
-    from treeagent.pipeline.runners import from_params
+    from treeagent.pipeline.runners import from_params, workers_report_here
 
     try:  # refused before any work: e.g. a format without a second reader
         BuildParams(**p.build_kwargs())
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"error: {args.params}: build: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
 
-    with _common.artifact_errors():
+    with _common.artifact_errors(), workers_report_here(p["runner"]):
         build_flow.with_options(task_runner=from_params(p["runner"]))(args.params, args.raw,
                                                                       args.out)
 

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     from treeagent.agents.setup import SetupError, check_params
     from treeagent.llm.lock import LockError, locked_entry
     from treeagent.llm.serve import ServeError, served_engine_spec
-    from treeagent.pipeline.runners import from_params
+    from treeagent.pipeline.runners import from_params, workers_report_here
 
     try:  # the servers' URLs, the models lock, the tokenizer: checked before any work
         served_engine_spec(p, args.agent)
@@ -116,8 +116,9 @@ def main(argv: list[str] | None = None) -> None:
         from treeagent.bench import splits
 
         example_ids(splits.test_tables("validated", p["build.formats"]))  # the test split
-        evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
-            args.agent, args.method, args.params)
+        with workers_report_here(p["runner"]):
+            evaluate_flow.with_options(task_runner=from_params(p["runner"]))(
+                args.agent, args.method, args.params)
 
 
 if __name__ == "__main__":

@@ -326,6 +326,21 @@ def test_every_js_object_literal_counts_not_only_top_level_entries():
     assert not any(a.kind in ("entry", "member") for a in tasks.aggregates(recs))
 
 
+def test_js_code_point_escapes_and_cast_comments_are_read_as_javascript_does():
+    # seen in babel's and webpack's sources: one `\u{...}` string made a whole context
+    # unreadable, a JSDoc cast made a binding unreadable
+    text = ("const a = {smile: \"\\u{1F600}\", kept: \"\\\\u{41}\", "
+            "key: '\\u{41}\\u{62}', tpl: [`x\\u{43}`]};\n"
+            "let visitors = /** @type {Map} */ (/** @type {unknown} */ ([1, -2]));\n"
+            "const odd = {n: 0o17};\n")
+    reading = independent.read_context("javascript", text)
+    assert reading.units[0] == ("a", {"smile": "\U0001F600", "kept": "\\u{41}", "key": "Ab",
+                                      "tpl": ["xC"]})
+    assert reading.units[1] == ("visitors", [1, -2])
+    assert set(reading.errors) == {2}  # JavaScript beyond what the reader states: that unit
+    assert "0o17" in reading.errors[2]
+
+
 def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
     """A process that finds a unit's reading in the shared folder loads it: the same
     reading without parsing; without the folder it parses (and fails here)."""

@@ -109,7 +109,7 @@ sys.path.insert(0, {flows!r})
 sys.path.insert(0, {tests!r})
 from loopback_server import LoopbackOpenAI
 from treeagent.pipeline import config
-from treeagent.pipeline.runners import from_params
+from treeagent.pipeline.runners import from_params, workers_report_here
 
 if __name__ == "__main__":
     import evaluate as ev
@@ -131,8 +131,9 @@ if __name__ == "__main__":
             params.parent.mkdir()
             params.write_text(config.dump(config.validate(data).data))
             before = (a.answered, b.answered)
-            ev.evaluate_flow.with_options(task_runner=from_params(runner))(
-                "memagent", "treeagent", str(params), validated, str(root / name / "runs"))
+            with workers_report_here(runner):  # as flows/evaluate.py runs it
+                ev.evaluate_flow.with_options(task_runner=from_params(runner))(
+                    "memagent", "treeagent", str(params), validated, str(root / name / "runs"))
             run = root / name / "runs" / "memagent" / "treeagent"
             out[name] = {{
                 "files": {{f: hashlib.sha256((run / f).read_bytes()).hexdigest()

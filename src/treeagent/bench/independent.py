@@ -542,8 +542,37 @@ def _read_js(text: str) -> Reading:
 def _js_value(text: str, node: Any, src: Any) -> Any:
     try:
         return json5.loads(text)
-    except Exception:  # noqa: BLE001 - JS beyond JSON5: template literals ...
+    except Exception:  # noqa: BLE001 - JS beyond JSON5: template literals, \u{...} ...
         return _literal(node, src)
+
+
+# a \u{X...} code point escape (ES2015; not JSON5), not itself escaped
+_CODE_POINT = re.compile(r"(?<!\\)((?:\\\\)*)\\u\{([0-9a-fA-F]+)\}")
+
+
+def _code_point(m: re.Match) -> str:
+    cp = int(m.group(2), 16)
+    if cp > 0x10FFFF:
+        raise Unconfirmed(f"code point escape {m.group(0)[len(m.group(1)):]} out of range")
+    if cp > 0xFFFF:  # as the character itself: json5 would leave a pair of surrogates
+        return m.group(1) + chr(cp)
+    return f"{m.group(1)}\\u{cp:04x}"
+
+
+def _js_string(quoted: str) -> Any:
+    """A quoted JS string literal's value, by json5 after its code point escapes are
+    written as the character or a \\uXXXX escape; Unconfirmed where json5 refuses."""
+    try:
+        return json5.loads(_CODE_POINT.sub(_code_point, quoted))
+    except Unconfirmed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - json5's error is the reason
+        raise Unconfirmed(f"string {quoted[:40]!r}: {exc}") from None
+
+
+def _named(node: Any) -> list[Any]:
+    """A node's named children without comments (``/** @type {T} */ (x)`` is x)."""
+    return [c for c in node.named_children if c.type != "comment"]
 
 
 def _literal(node: Any, src: Any) -> Any:
@@ -552,12 +581,10 @@ def _literal(node: Any, src: Any) -> Any:
     is not a value a reader can state."""
     t = node.type
     if t == "parenthesized_expression":
-        return _literal(node.named_children[0], src)
+        return _literal(_named(node)[0], src)
     if t == "object":
         out = {}
-        for pair in node.named_children:
-            if pair.type == "comment":
-                continue
+        for pair in _named(node):
             if pair.type != "pair":
                 raise Unconfirmed(f"{pair.type} in an object")
             k = pair.child_by_field_name("key")
@@ -565,19 +592,22 @@ def _literal(node: Any, src: Any) -> Any:
             out[str(key)] = _literal(pair.child_by_field_name("value"), src)
         return out
     if t == "array":
-        return [_literal(c, src) for c in node.named_children if c.type != "comment"]
+        return [_literal(c, src) for c in _named(node)]
     if t in ("string", "template_string"):
         if any(c.type == "template_substitution" for c in node.named_children):
             raise Unconfirmed("a template literal with substitutions")
         body = src(node)[1:-1]
-        return json5.loads('"' + body.replace('"', '\\"').replace("\n", "\\n") + '"') \
-            if t == "template_string" else json5.loads(src(node))
+        return _js_string('"' + body.replace('"', '\\"').replace("\n", "\\n") + '"') \
+            if t == "template_string" else _js_string(src(node))
     if t == "number":
-        return json5.loads(src(node))
+        try:
+            return json5.loads(src(node))
+        except Exception as exc:  # noqa: BLE001 - e.g. 0o17, 1_000: not JSON5
+            raise Unconfirmed(f"number {src(node)!r}: {exc}") from None
     if t in ("true", "false", "null"):
         return {"true": True, "false": False, "null": None}[t]
     if t == "unary_expression" and src(node)[:1] in "-+":
-        v = _literal(node.named_children[0], src)
+        v = _literal(_named(node)[0], src)
         if isinstance(v, int | float) and not isinstance(v, bool):
             return -v if src(node)[0] == "-" else v
     raise Unconfirmed(f"{t} is not a static value")

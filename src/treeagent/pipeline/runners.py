@@ -14,7 +14,9 @@ in a fixed order, so the runner is not a DVC parameter of any stage.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from treeagent.pipeline.environment import prefect_environment
@@ -63,6 +65,33 @@ def describe(runner: Mapping[str, Any]) -> str:
     return f"{workers} thread{'s' * (workers != 1)}"
 
 
+@contextlib.contextmanager
+def workers_report_here(runner: Mapping[str, Any]) -> Iterator[None]:
+    """For a dask ``LocalCluster`` in a process without a Prefect API URL: start Prefect's
+    temporary server here (as the flow would) and hand its URL to the worker processes
+    through the environment they inherit, so that their task runs land in the flow's
+    server (each would otherwise start a temporary server of its own, ~10 CPU s, whose
+    records vanish with it)."""
+    if runner.get("name") != "dask" or runner.get("address") or os.environ.get(
+            "PREFECT_API_URL"):
+        yield
+        return
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():  # a profile's server: the workers read the same profile
+        yield
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the one the flow's client starts and shares
+    server.start()
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        yield
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+
+
 def map_on_runner(fn: Callable[[Any], Any], items: Sequence[Any],
                   runner: Mapping[str, Any], name: str = "map") -> list[Any]:
     """``[fn(x) for x in items]``, mapped as Prefect tasks over ``runner`` (a flow of its
@@ -84,4 +113,5 @@ def map_on_runner(fn: Callable[[Any], Any], items: Sequence[Any],
             f.wait()
         return [f.result() for f in futures]
 
-    return mapped()
+    with workers_report_here(runner):
+        return mapped()

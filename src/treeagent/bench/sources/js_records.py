@@ -28,12 +28,17 @@ from treeagent.bench.sources.common import (
 )
 from treeagent.formats import javascript as js
 from treeagent.formats.js_syntax import first_syntax_error, syntax_root
+from treeagent.formats.js_values import Crosscheck
 
 _NAME_KEYS = ("name", "id", "title", "key", "label", "type", "code", "message", "value",
               "description", "filename")
 MIN_RECORDS = 2
 LITERAL = "@literal"  # selector head of a bare literal (composed as ``const entry_NNNN``)
 MIN_NESTED_CHARS = 64  # nested literals shorter than this are too small to be units
+#: the cross-check's reference reader: json5's reading through each literal's JSON twin
+#: (same acceptances, values and errors as "mixed", several times faster; see
+#: :mod:`treeagent.formats.js_crosscheck`), as sectioning reads JavaScript too
+CROSSCHECK: Crosscheck = "twin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +175,7 @@ def _standalone(text: str, init: js.Initializer) -> str:
     """The unit text: the binding statement when it parses on its own, else the literal."""
     stmt = text[init.start:init.end]
     try:
-        js.parse(stmt)
+        js.parse(stmt, crosscheck=CROSSCHECK)
         return stmt
     except ParseError:
         return text[init.value_start:init.value_end]
@@ -188,7 +193,7 @@ def file_candidates(text: str, reject: Callable[[str, int, str], None], *,
     call) is a candidate too, named ``<literal>`` and cut out as a bare literal; a
     rejected nested literal is searched for static literals inside it.
     """
-    accepted, rejected = js.find_initializers(text)
+    accepted, rejected = js.find_initializers(text, crosscheck=CROSSCHECK)
     spans: list[tuple[int, int]] = []
     for r in rejected:
         reject(r.name, r.line, f"{r.line}:{r.col}: {r.reason}")
@@ -241,7 +246,7 @@ def _nested(text: str, taken: list[tuple[int, int]],
             literal = text[start:end]
             line = node.start_point[0] + 1
             try:
-                value = js.static_value(literal)
+                value = js.static_value(literal, crosscheck=CROSSCHECK)
             except ParseError as exc:
                 if node.parent is not None and node.parent.type not in ("object", "array",
                                                                         "pair"):
@@ -259,8 +264,8 @@ def _nested(text: str, taken: list[tuple[int, int]],
 
 def unit_value(text: str) -> tuple[str, Any]:
     """(binding name, static value) of a unit text parsed on its own."""
-    v = js.static_value(text)
-    tree = js.parse(text)
+    v = js.static_value(text, crosscheck=CROSSCHECK)
+    tree = js.parse(text, crosscheck=CROSSCHECK)
     if tree.root.kind == "program":
         (name, value), = v.items()  # type: ignore[union-attr]
         return name, value
