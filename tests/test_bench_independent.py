@@ -341,6 +341,20 @@ def test_js_code_point_escapes_and_cast_comments_are_read_as_javascript_does():
     assert "0o17" in reading.errors[2]
 
 
+def test_js_values_are_read_as_javascript_defines_them():
+    text = ("const a = {br\\u{65}ak: 1, \"\\uD835\\uDC9C\": 2, 3: 1.50, n: [0, -0.5, 1e3, 0x1F]};\n"
+            "const holes = [1, , 2];\n"
+            "const computed = {[k]: 1};\n"
+            "const specials = {a: NaN, b: -Infinity};\n")
+    reading = independent.read_context("javascript", text)
+    name, value = reading.units[0]
+    assert value == {"break": 1, "\U0001D49C": 2, "3": 1.5, "n": [0, -0.5, 1000.0, 31]}
+    assert [type(x) for x in value["n"]] == [int, float, float, int]
+    assert set(reading.errors) == {1, 2}  # a hole and a computed key: nothing to state
+    specials = reading.units[3][1]
+    assert specials["a"] != specials["a"] and specials["b"] == float("-inf")
+
+
 def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
     """A process that finds a unit's reading in the shared folder loads it: the same
     reading without parsing; without the folder it parses (and fails here)."""

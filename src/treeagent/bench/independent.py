@@ -487,8 +487,8 @@ def read_context(fmt: str, text: str) -> Reading:
 
 
 def _read_js(text: str) -> Reading:
-    """Top-level statements found by tree-sitter; each bound value read by json5 (or,
-    for JavaScript beyond JSON5 such as template literals, from its syntax tree)."""
+    """Top-level statements found by tree-sitter; each bound value read from its syntax
+    tree (json5 for what the walk leaves, :func:`_js_value`)."""
     import tree_sitter_javascript
     from tree_sitter import Language, Parser
 
@@ -540,10 +540,19 @@ def _read_js(text: str) -> Reading:
 
 
 def _js_value(text: str, node: Any, src: Any) -> Any:
+    """A bound value from its syntax tree (:func:`_literal`), or by json5 where the tree
+    holds what the walk does not state (``NaN``, ``Infinity``)."""
     try:
-        return json5.loads(text)
-    except Exception:  # noqa: BLE001 - JS beyond JSON5: template literals, \u{...} ...
         return _literal(node, src)
+    except Unconfirmed as exc:
+        try:
+            return json5.loads(text)
+        except Exception:  # noqa: BLE001 - the walk's reason is the clearer one
+            raise exc from None
+
+
+_PLAIN_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+_PLAIN_FLOAT = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 
 
 # a \u{X...} code point escape (ES2015; not JSON5), not itself escaped
@@ -559,9 +568,21 @@ def _code_point(m: re.Match) -> str:
     return f"{m.group(1)}\\u{cp:04x}"
 
 
-def _js_string(quoted: str) -> Any:
-    """A quoted JS string literal's value, by json5 after its code point escapes are
-    written as the character or a \\uXXXX escape; Unconfirmed where json5 refuses."""
+def _js_string(quoted: str, template: bool = False) -> Any:
+    """A quoted JS string literal's value (a template's as ``"..."``): its text where it
+    has no escape (a template's line ends as ``\\n``), by the C ``json`` decoder where
+    its escapes are JSON's, else by json5 after its code point escapes are written as
+    the character or a ``\\uXXXX`` escape; Unconfirmed where json5 refuses."""
+    body = quoted[1:-1]
+    if "\\" not in body:
+        return body.replace("\r\n", "\n").replace("\r", "\n") if template else body
+    if quoted[0] == '"' and not template:
+        try:
+            return json.loads(quoted)
+        except ValueError:
+            pass
+    if template:
+        quoted = '"' + body.replace('"', '\\"').replace("\n", "\\n") + '"'
     try:
         return json5.loads(_CODE_POINT.sub(_code_point, quoted))
     except Unconfirmed:
@@ -588,18 +609,36 @@ def _literal(node: Any, src: Any) -> Any:
             if pair.type != "pair":
                 raise Unconfirmed(f"{pair.type} in an object")
             k = pair.child_by_field_name("key")
-            key = _literal(k, src) if k.type in ("string", "number") else src(k)
-            out[str(key)] = _literal(pair.child_by_field_name("value"), src)
+            if k.type == "computed_property_name":
+                raise Unconfirmed(f"computed key {src(k)}")
+            if k.type in ("string", "number"):
+                key = str(_literal(k, src))
+            else:
+                key = src(k)
+                if "\\" in key:  # an identifier with escapes: `\u0061` is `a`
+                    key = _js_string(f'"{key}"')
+            out[key] = _literal(pair.child_by_field_name("value"), src)
         return out
     if t == "array":
+        after_comma = True  # an elision (`[1, , 2]`) is a hole, not a value
+        for c in node.children[1:-1]:
+            if c.type == ",":
+                if after_comma:
+                    raise Unconfirmed("an array with a hole")
+                after_comma = True
+            elif c.type != "comment":
+                after_comma = False
         return [_literal(c, src) for c in _named(node)]
     if t in ("string", "template_string"):
         if any(c.type == "template_substitution" for c in node.named_children):
             raise Unconfirmed("a template literal with substitutions")
-        body = src(node)[1:-1]
-        return _js_string('"' + body.replace('"', '\\"').replace("\n", "\\n") + '"') \
-            if t == "template_string" else _js_string(src(node))
+        return _js_string(src(node), t == "template_string")
     if t == "number":
+        text = src(node)
+        if _PLAIN_INT.match(text):
+            return int(text)
+        if _PLAIN_FLOAT.match(text):
+            return float(text)
         try:
             return json5.loads(src(node))
         except Exception as exc:  # noqa: BLE001 - e.g. 0o17, 1_000: not JSON5
