@@ -154,12 +154,12 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 def test_outputs_are_byte_identical_with_one_thread_two_threads_and_a_dask_cluster(
-        validated: Path, tmp_path: Path) -> None:
+        validated: Path, tmp_path: Path, prefect_api: str) -> None:
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER.format(flows=str(ROOT / "flows"), tests=str(TESTS)))
     proc = subprocess.run([sys.executable, str(driver), str(tmp_path), str(validated)],
-                          cwd=tmp_path, env=_env(tmp_path), text=True, capture_output=True,
-                          timeout=600)
+                          cwd=tmp_path, env={**_env(tmp_path), "PREFECT_API_URL": prefect_api},
+                          text=True, capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(proc.stdout.split("RESULT ", 1)[1].splitlines()[0])
     files = {name: r["files"] for name, r in result.items()}

@@ -342,11 +342,13 @@ def test_a_project_outside_git_keeps_no_version(tmp_path: Path) -> None:
     assert not os.path.exists(tmp_path / ".git")
 
 
-def test_the_scheduled_flow_records_its_run(project: Path, tmp_path: Path) -> None:
+def test_the_scheduled_flow_records_its_run(project: Path, tmp_path: Path,
+                                            prefect_api: str) -> None:
     """flows/record.py (the deployment's entrypoint): ``dvc repro``, then the version of
     the run it produced (its dvc.lock)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(PREFECT_HOME=str(tmp_path / "prefect"), DO_NOT_TRACK="1",
+               PREFECT_API_URL=prefect_api,
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
     done = subprocess.run([sys.executable, str(ROOT / "flows" / "record.py"), "--project",
                            str(project), "--no-push"], cwd=project, env=env, text=True,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from helpers import BIN, Project, prefect_server, ran
+from helpers import BIN, Project, ran
 from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
@@ -63,18 +63,16 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 @pytest.fixture(scope="module")
-def one_server(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def one_server(project: Project, prefect_api: str) -> Iterator[str]:
     """For the commands after the DAG test (which runs benchmark.py as a user does, with
-    its own temporary Prefect server): one ``prefect server start`` that they all report
-    to, else each stage that ``dvc`` runs alone would start a temporary server of its
-    own."""
-    log = tmp_path_factory.mktemp("prefect-server") / "server.log"
-    with prefect_server(project.env, log) as api:
-        project.env["PREFECT_API_URL"] = api
-        try:
-            yield api
-        finally:
-            del project.env["PREFECT_API_URL"]
+    its own temporary Prefect server): the test process's ``prefect server start`` that
+    they all report to, else each stage that ``dvc`` runs alone would start a temporary
+    server of its own."""
+    project.env["PREFECT_API_URL"] = prefect_api
+    try:
+        yield prefect_api
+    finally:
+        del project.env["PREFECT_API_URL"]
 
 
 def test_dag_end_to_end(project: Project) -> None:

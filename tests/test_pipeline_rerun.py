@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ pytest.importorskip("dvc")
 pytest.importorskip("prefect")
 pytest.importorskip("great_expectations")
 
-from helpers import BIN, ROOT, copy_code, pipeline_env, prefect_server  # noqa: E402
+from helpers import BIN, ROOT, copy_code, pipeline_env  # noqa: E402
 from loopback_server import LoopbackOpenAI  # noqa: E402 (after the skips)
 
 CODE = ("flows", "src/treeagent", "dvc.yaml", ".dvcignore", ".gitignore")
@@ -80,14 +79,6 @@ def clone(tmp_path: Path) -> Path:
     _run(tmp_path, env, "git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo))
     copy_code(repo, CODE)
     return repo
-
-
-@pytest.fixture()
-def prefect_api(tmp_path: Path) -> Iterator[str]:
-    """One ``prefect server start`` for both runs (else every stage DVC runs alone starts
-    a temporary server of its own)."""
-    with prefect_server(_env(tmp_path), tmp_path / "prefect-server.log") as api:
-        yield api
 
 
 def test_rerun_with_other_call_latencies_leaves_every_tracked_file_unchanged(

@@ -62,7 +62,8 @@ def _venv_with_toy(where: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
+def project(tmp_path_factory: pytest.TempPathFactory, prefect_api: str
+            ) -> tuple[Project, Path]:
     base = tmp_path_factory.mktemp("plugin")
     bindir = _venv_with_toy(base / "venv")
     mirror = base / "mirror" / "toyjson"
@@ -75,6 +76,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, Path]:
     data["agents"]["toyagent"] = {**data["agents"]["memagent"], "max_new_tokens": 8}
     p = Project.create(base / "project", config.dump(data))  # validated below, by the venv
     p.env["PATH"] = f"{bindir}:{p.env['PATH']}"  # the stages' python sees the plug-in
+    p.env["PREFECT_API_URL"] = prefect_api
     p.run(str(bindir / "python"), "-m", "treeagent.pipeline.config", "check", "params.yaml")
     p.init("toy plug-in pipeline")
     return p, bindir

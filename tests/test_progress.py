@@ -204,7 +204,7 @@ def test_a_build_cell_task_logs_examples_done_of_its_cells_need(monkeypatch, cap
     assert f"json {kept}/{need} " in lines[-1] and "elapsed" in lines[-1]
 
 
-def test_the_score_stage_logs_rows_done_of_total_in_prefects_log(tmp_path):
+def test_the_score_stage_logs_rows_done_of_total_in_prefects_log(tmp_path, prefect_api):
     """flows/score.py in a child process (stdout and stderr pipes): the progress lines go
     through Prefect's run logger, so they carry the task run's name."""
     import os
@@ -229,7 +229,7 @@ def test_the_score_stage_logs_rows_done_of_total_in_prefects_log(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), run / "predictions.parquet")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update({"PREFECT_HOME": str(tmp_path / ".prefect"), "DO_NOT_TRACK": "1",
-                "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_API_URL": prefect_api,
                 "TREEAGENT_PROGRESS_INTERVAL": "1000"})
     got = subprocess.run([sys.executable, str(root / "flows" / "score.py"), "--agent",
                           "memagent", "--method", "flat", "--runs", str(tmp_path / "runs")],

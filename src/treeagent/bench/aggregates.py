@@ -4,10 +4,11 @@ of one kind (B.1 scope rule)."""
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from treeagent.bench.anchoring import ONLY_ITEM, jsonable, jsonable_key, source_of
@@ -55,13 +56,18 @@ class Aggregate:
     default: Scalar = None
     words: str = ""  # the field as the question names it (:func:`askable`)
     kind_words: Kind | None = None
+    # (sources, selects) of ``records``: made once, shared by the kind's aggregates
+    where: list[Any] = field(default_factory=list)
 
     def scope(self) -> dict[str, Any]:
+        if not self.where:
+            self.where += [sorted({source_of(r) for r in self.records}),
+                           sorted((jsonable(s) for s in {r.select for r in self.records}),
+                                  key=repr)]
+        sources, selects = self.where
         scope: dict[str, Any] = {
-            "over": "context", "kind": self.kind,
-            "sources": sorted({source_of(r) for r in self.records}),
-            "select": sorted((jsonable(s) for s in {r.select for r in self.records}),
-                             key=repr),
+            "over": "context", "kind": self.kind, "sources": list(sources),
+            "select": copy.deepcopy(selects),
             "field": jsonable(self.path), "stated_only": self.missing > 0}
         if self.default is not None:
             scope["default"] = self.default
@@ -161,6 +167,7 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
             if other in r.fields:
                 holders.setdefault(path, []).append((i, r.fields[other]))
     opaque = [i for i, r in enumerate(recs) if r.opaque]
+    where: list[Any] = []  # the kind's scope, shared
     out = []
     for name, found in paths.items():
         if len(found) != 1 or None in found:
@@ -180,7 +187,8 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
             stated = [(r, given.get(i, default)) for i, r in enumerate(recs)]
             missing = 0
         if stated:
-            out.append(Aggregate(kind, name, path, recs, stated, missing, default))
+            out.append(Aggregate(kind, name, path, recs, stated, missing, default,
+                                 where=where))
     return out
 
 

@@ -14,10 +14,19 @@ from treeagent.bench.values import norm
 ONLY_ITEM = "[1]"  # key-path step through a one-item list (sources.common.ONLY_ITEM)
 
 
+_SOURCES: dict[str, str] = {}
+
+
 def source_of(rec: Record) -> str:
     """The source group of a record's unit (unit ids read ``<format>/<source>/...``)."""
-    parts = rec.unit_id.split("/", 2)
-    return parts[1] if len(parts) > 2 else ""
+    try:
+        return _SOURCES[rec.unit_id]  # the records of a unit share its id
+    except KeyError:
+        if len(_SOURCES) >= 1_000_000:
+            _SOURCES.clear()
+        parts = rec.unit_id.split("/", 2)
+        found = _SOURCES[rec.unit_id] = parts[1] if len(parts) > 2 else ""
+        return found
 
 
 def anchor(rec: Record) -> list[list[Any]]:
@@ -32,17 +41,37 @@ def anchor(rec: Record) -> list[list[Any]]:
     return []
 
 
-def ambiguous(q: Question, records: Sequence[Record]) -> bool:
+def by_address(records: Sequence[Record]) -> dict[tuple[str, str], list[Record]]:
+    """``records`` by (source, select) as a lookup specification states them (in
+    order): what :func:`ambiguous` looks through, made once for many questions."""
+    out: dict[tuple[str, str], list[Record]] = {}
+    forms: dict[Any, str] = {}
+    for r in records:
+        try:
+            form = forms[r.select]
+        except KeyError:
+            form = forms[r.select] = repr(_select_form(r.select))
+        except TypeError:  # an unhashable part
+            form = repr(_select_form(r.select))
+        out.setdefault((source_of(r), form), []).append(r)
+    return out
+
+
+def ambiguous(q: Question, records: Sequence[Record],
+              index: dict[tuple[str, str], list[Record]] | None = None) -> bool:
     """True when a lookup's record is not the only one of the context its description
     picks out: another record (described or not) of the same address holds the same
-    value in the anchoring field, so a reader could not tell which is meant."""
+    value in the anchoring field, so a reader could not tell which is meant. ``index``:
+    :func:`by_address` of ``records``, when the caller keeps it."""
     if q.spec["op"] not in ("lookup", "lookup_records"):
         return False
     ats = [q.spec["at"]] if q.spec["op"] == "lookup" else q.spec["at"]
     for at in ats:
         pairs = [(tuple(p), v) for p, v in at["anchor"]]
         hits = 0
-        for r in records:
+        at_records = records if index is None else index.get(
+            (at["source"], repr(at["select"])), [])
+        for r in at_records:
             if source_of(r) != at["source"] or _select_form(r.select) != at["select"]:
                 continue
             by_path = {v: k for k, v in r.keys.items()}

@@ -32,6 +32,7 @@ import numpy as np
 
 from treeagent.bench import (
     accepted,
+    anchoring,
     contexts,
     examples_gate,
     io,
@@ -263,12 +264,21 @@ def prepare_format(fmt: str, units: Iterable[Unit], params: BuildParams,
                     int(pool.cost.max(axis=1).sum() + pool.overhead.max()), stats)
 
 
-def _stated_in(q: tasks.Question, ctx_recs: Sequence[Record], prep: Prepared) -> set[str]:
+def _stated_in(q: tasks.Question, by_id: Mapping[str, list[Record]], prep: Prepared
+               ) -> set[str]:
     """The units whose records state the field an aggregation question asks about (the
-    records that decide its answer; other records of the kind state nothing of it)."""
-    wanted, names = set(q.record_ids), tasks.spec_fields(q.spec)
-    return {prep.unit_of_rec[id(r)] for r in ctx_recs
-            if r.id in wanted and any(n in r.fields for n in names)}
+    records that decide its answer; other records of the kind state nothing of it);
+    ``by_id``: the context's records by id."""
+    names = tasks.spec_fields(q.spec)
+    return {prep.unit_of_rec[id(r)] for rid in set(q.record_ids) for r in by_id.get(rid, ())
+            if any(n in r.fields for n in names)}
+
+
+def _records_by_id(records: Sequence[Record]) -> dict[str, list[Record]]:
+    out: dict[str, list[Record]] = {}
+    for r in records:
+        out.setdefault(r.id, []).append(r)
+    return out
 
 
 def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
@@ -347,15 +357,19 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                 flags.append("reused-distractors")
             flags += unconfirmed
             ctx_aggs: list[tasks.Aggregate] | None = None  # made once for the context
+            by_id = _records_by_id(ctx_recs)
+            by_address: dict | None = None  # for the lookups' ambiguity check
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
                 if task in lookups and strict and family < later[(task, length)]:
                     continue  # the cell's turn through the sources starts later
                 if task in lookups:  # a description another record repeats is not asked
+                    if by_address is None:
+                        by_address = anchoring.by_address(ctx_recs)
                     questions = [q for i, q in enumerate(lookups[task])
                                  if (i + family) % spread == turn
-                                 and not tasks.ambiguous(q, ctx_recs)]
+                                 and not tasks.ambiguous(q, ctx_recs, by_address)]
                 else:
                     arng = random.Random(f"{params.seed}|{fmt}|{task}|{family}|{length}")
                     seen = set()
@@ -366,10 +380,9 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                 for j, q in enumerate(questions):
                     if not need[(task, length)]:
                         break
-                    wanted = set(q.record_ids)
-                    src = sorted({prep.unit_of_rec[id(r)] for r in ctx_recs if r.id in wanted},
-                                 key=prep.idx.__getitem__)
-                    if task not in lookups and _stated_in(q, ctx_recs, prep) <= anchor_ids \
+                    src = sorted({prep.unit_of_rec[id(r)] for rid in set(q.record_ids)
+                                  for r in by_id.get(rid, ())}, key=prep.idx.__getitem__)
+                    if task not in lookups and _stated_in(q, by_id, prep) <= anchor_ids \
                             and variety.home(q.question, params.seed, fmt, family, spread) != turn:
                         continue  # on the anchors alone: the same at every length, asked at one
                     if strict and not caps.allows(task, length, src, q.answer):

@@ -364,7 +364,7 @@ class Reading:
     format: str
     units: list[Any]
     errors: dict[int, str] = field(default_factory=dict)  # unit -> why it is unreadable
-    found: dict[tuple[int, str], list[Any]] = field(default_factory=dict)  # HTML records
+    found: dict[tuple[int, str], list[Any]] = field(default_factory=dict)  # the records
     # of a unit by address, found once for all the questions over the context
 
 
@@ -715,10 +715,19 @@ def records_in(reading: Reading, unit_sources: Sequence[str], sources: Sequence[
                 if sel and sel[0] in (name, "*"):
                     if i in reading.errors:  # a unit in scope the reader cannot read
                         raise Unconfirmed(reading.errors[i])
-                    out += _select(value, sel[1:])
+                    out += _found(reading, i, value, sel[1:])
             else:
-                out += _select(unit, sel)
+                out += _found(reading, i, unit, sel)
     return out
+
+
+def _found(reading: Reading, i: int, value: Any, pattern: Sequence[Any]) -> list[Found]:
+    """:func:`_select` of unit ``i``, once per context for each pattern asked."""
+    key = (i, repr(pattern))
+    hit = reading.found.get(key)
+    if hit is None:
+        hit = reading.found[key] = _select(value, pattern)
+    return hit
 
 
 def value_at(found: Found, path: Sequence[Any]) -> Any:
