@@ -18,6 +18,7 @@ import yaml
 
 from test_bench_tasks import make_units
 from treeagent.bench import sources, tasks
+from treeagent.bench.aggregates import mixed_case
 from treeagent.bench.sources import records_from_text
 from treeagent.scoring import TASKS
 
@@ -400,3 +401,23 @@ def test_a_plural_field_phrase_reads_as_their_phrase_in_the_scope():
     assert agg.among().endswith("that state their dynamic properties")
     agg.words = "ISSN"
     assert agg.among().endswith("that state an ISSN")
+
+
+def test_values_differing_only_in_case_are_not_counted_as_one():
+    # the defect seen (JS, eslint fixtures): "How many object literals have the name
+    # "foo"?" -> 3, counting an Identifier named "Foo"; a reader of code tells them apart
+    items = ([{"name": "foo", "kind": "a"}] * 2 + [{"name": "Foo", "kind": "b"}]
+             + [{"name": "bar", "kind": "a"}] * 3 + [{"name": "baz", "kind": "b"}] * 2)
+    text = "const tests = [" + ", ".join(
+        f"{{name: {json.dumps(i['name'])}, kind: {json.dumps(i['kind'])}, n: {k}}}"
+        for k, i in enumerate(items)) + "];"
+    recs = records_from_text("javascript", "eslint", text, unit_id="javascript/eslint/a")
+    asked = [q for seed in range(40) for task in ("conditional_count", "most_frequent")
+             if (q := tasks.generate(task, recs, random.Random(seed))) is not None]
+    by_name = [q for q in asked if q.spec.get("field", q.spec.get("where", {}).get("field"))
+               == "name"]
+    assert by_name  # the field is asked about ...
+    for q in by_name:  # ... but never by the value spelled two ways
+        assert "foo" not in json.dumps(q.spec.get("where", {})).lower(), q.question
+        assert q.spec["op"] != "most_frequent" or "foo" not in json.dumps(q.answer).lower()
+    assert mixed_case(["foo", "Foo", "bar", "bar ", 1, 1.0, True]) == {"foo"}

@@ -246,8 +246,10 @@ def count_question(records: Sequence[Record], rng: random.Random,
                 note = f" {epoch_note(said, unit)[:-1]} ({when} is {norm(value)})."
         else:
             counts = Counter(norm(v) for v in vals)
+            mixed = mixed_case(vals)
             options = sorted(v for v, c in counts.items()
-                             if 2 <= c < len(vals) and len(v) <= 60 and "\n" not in v)
+                             if 2 <= c < len(vals) and len(v) <= 60 and "\n" not in v
+                             and v not in mixed)
             if not options:
                 continue
             target = rng.choice(options)
@@ -266,6 +268,17 @@ def count_question(records: Sequence[Record], rng: random.Random,
     return None
 
 
+def mixed_case(values: Sequence[Scalar]) -> set[str]:
+    """The compared forms (:func:`norm`) that ``values`` spell in more than one way
+    other than by white space (``Foo`` and ``foo``): a question counting by them would
+    count what a careful reader tells apart (identifiers in code are case-sensitive)."""
+    spellings: dict[str, set[str]] = {}
+    for v in values:
+        spellings.setdefault(norm(v), set()).add(
+            norm(v) if isinstance(v, bool | int | float) else " ".join(str(v).split()))
+    return {k for k, forms in spellings.items() if len(forms) > 1}
+
+
 def most_frequent_question(records: Sequence[Record], rng: random.Random,
                            exclude: set[str], aggs: Sequence[Aggregate] | None = None
                            ) -> Question | None:
@@ -276,9 +289,12 @@ def most_frequent_question(records: Sequence[Record], rng: random.Random,
             continue  # frequency of measurements is not a meaningful question
         counts = Counter(norm(v) for v in vals)
         ranked = counts.most_common()
+        mixed = mixed_case(vals)
         for k in rng.sample((1, 2, 3), 3):
             if len(ranked) <= k or ranked[k - 1][1] < 2 or ranked[k - 1][1] == ranked[k][1]:
                 continue  # ties rejected: the answer must be unique (4.1)
+            if any(t in mixed for t, _ in ranked[:k + 1]):
+                continue  # "Foo" and "foo" counted as one: a reader keeps them apart
             top = [v for v, _ in ranked[:k]]
             if not first_asked(repr(("freq", kind, name, k)), exclude):
                 continue
