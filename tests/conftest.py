@@ -64,9 +64,10 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory):
     """The API URL of one ``prefect server start`` per test process (each xdist worker),
     for the stages and flows of tests that are not about Prefect's temporary server: a
     flow run without ``PREFECT_API_URL`` starts a temporary server of its own (~10 CPU s
-    each, a fresh database migrated every time)."""
-    from helpers import pipeline_env, prefect_server
+    each, a fresh database migrated every time). Services that schedule or trigger runs are
+    off (:data:`helpers.IDLE_SERVICES`): the tests that need them start servers of their own."""
+    from helpers import IDLE_SERVICES, pipeline_env, prefect_server
 
     home = tmp_path_factory.mktemp("prefect-api")
-    with prefect_server(pipeline_env(home), home / "server.log") as api:
+    with prefect_server({**pipeline_env(home), **IDLE_SERVICES}, home / "server.log") as api:
         yield api

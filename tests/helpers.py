@@ -249,6 +249,15 @@ def prefect_healthy(api: str) -> bool:
         return False
 
 
+#: Prefect server services a flow's runs do not need: what schedules, triggers, expires,
+#: cleans up or repossesses runs (the event persister and the task-run recorder stay on:
+#: they record the runs). Each one polls the database on its loop while the server runs.
+IDLE_SERVICES = {f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in (
+    "SCHEDULER", "LATE_RUNS", "FOREMAN", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP",
+    "REPOSSESSOR", "TRIGGERS", "CLEANUP_RECONCILER")} | {
+    "PREFECT_SERVER_SERVICES_DB_VACUUM_ENABLED": "[]"}
+
+
 @contextmanager
 def prefect_server(env: dict[str, str], log: Path, timeout: float = 240) -> Iterator[str]:
     """``prefect server start`` on a free loopback port (UI off, in its own process group,
