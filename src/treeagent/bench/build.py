@@ -359,6 +359,10 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             ctx_aggs: list[tasks.Aggregate] | None = None  # made once for the context
             by_id = _records_by_id(ctx_recs)
             by_address: dict | None = None  # for the lookups' ambiguity check
+            # the units of a question's records, and of those stating its fields: the
+            # questions over one kind share its records (thousands in a long context)
+            units_of: dict[tuple[str, ...], list[str]] = {}
+            stated: dict[tuple[tuple[str, ...], tuple[str, ...]], set[str]] = {}
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
@@ -380,11 +384,20 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                 for j, q in enumerate(questions):
                     if not need[(task, length)]:
                         break
-                    src = sorted({prep.unit_of_rec[id(r)] for rid in set(q.record_ids)
-                                  for r in by_id.get(rid, ())}, key=prep.idx.__getitem__)
-                    if task not in lookups and _stated_in(q, by_id, prep) <= anchor_ids \
-                            and variety.home(q.question, params.seed, fmt, family, spread) != turn:
-                        continue  # on the anchors alone: the same at every length, asked at one
+                    ids = tuple(q.record_ids)
+                    if ids not in units_of:
+                        units_of[ids] = sorted(
+                            {prep.unit_of_rec[id(r)] for rid in set(ids)
+                             for r in by_id.get(rid, ())}, key=prep.idx.__getitem__)
+                    src = list(units_of[ids])
+                    if task not in lookups:
+                        key = (ids, tuple(tasks.spec_fields(q.spec)))
+                        if key not in stated:
+                            stated[key] = _stated_in(q, by_id, prep)
+                        if stated[key] <= anchor_ids and variety.home(
+                                q.question, params.seed, fmt, family, spread) != turn:
+                            continue  # on the anchors alone: the same at every length,
+                            # asked at one
                     if strict and not caps.allows(task, length, src, q.answer):
                         continue  # a unit or a count value already has its share of the cell
                     row = _row(fmt, q, length, family, j, ctx, pool, src, flags,

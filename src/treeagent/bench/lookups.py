@@ -26,16 +26,30 @@ from treeagent.bench.wording import (
     year_words,
 )
 
+_FIELDS: dict[int, tuple[Record, tuple[str, ...]]] = {}  # id -> (the record, its fields)
+_FIELDS_KEPT = 50_000  # records whose lookup fields are kept (then all are let go)
 
-def lookup_fields(rec: Record) -> list[str]:
+
+def lookup_fields(rec: Record) -> tuple[str, ...]:
     """Fields a lookup may ask of a described record with a reader-level address: human
-    names with a key path, answerable values not given away."""
+    names with a key path, answerable values not given away. Worked out once per record
+    (a record is not changed once extracted; every question of a family asks again)."""
+    hit = _FIELDS.get(id(rec))
+    if hit is not None and hit[0] is rec:  # the entry holds the record: its id is its own
+        return hit[1]
+    if len(_FIELDS) >= _FIELDS_KEPT:
+        _FIELDS.clear()
+    _FIELDS[id(rec)] = (rec, fields := _lookup_fields(rec))
+    return fields
+
+
+def _lookup_fields(rec: Record) -> tuple[str, ...]:
     if not rec.description or not rec.select or not anchor(rec) or naming(rec) is None:
-        return []
+        return ()
     words = field_words(rec)
-    return [k for k, v in rec.fields.items()
-            if k in rec.keys and k in words and human_field(k) and answerable(v)
-            and not given_away(v, rec.description) and not fixed_by_kind(rec, k)]
+    return tuple(k for k, v in rec.fields.items()
+                 if k in rec.keys and k in words and human_field(k) and answerable(v)
+                 and not given_away(v, rec.description) and not fixed_by_kind(rec, k))
 
 
 def fixed_by_kind(rec: Record, name: str) -> bool:
