@@ -370,11 +370,10 @@ def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
         assert first.units == docs and len(list(tmp_path.glob("reading-*.pickle"))) == 3
         monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())  # a new process
 
-        def no_parser(*text):
+        def no_parser():
             raise AssertionError("parsed again")
 
-        monkeypatch.setattr(independent, "_read_yaml_document", no_parser)
-        monkeypatch.setattr(independent, "_yaml_reader", no_parser)  # nor the whole stream
+        monkeypatch.setattr(independent, "_yaml_reader", no_parser)
         assert independent.read_context("yaml", text).units == docs
         # under another build's key the same files are not this build's: parsed again
         independent.share_readings(tmp_path, signed_pickle.new_key())
@@ -388,14 +387,9 @@ def test_shared_readings_are_loaded_not_parsed_again(tmp_path, monkeypatch):
         independent.read_context("yaml", text)
 
 
-def _ruamel(text: str):
-    """The reading by ruamel.yaml alone (YAML 1.2, timestamps as written)."""
-    return independent._yaml_reader().load(text)
-
-
 def test_yaml_is_read_as_yaml_1_2_defines_it(monkeypatch):
-    """Plain documents by yaml-rs, tagged ones and merge keys by ruamel.yaml: both give
-    the YAML 1.2 reading (``yes`` a string, ``0o17`` octal, timestamps as written)."""
+    """The YAML 1.2 reading (``yes`` a string, ``0o17`` octal, timestamps as written,
+    ``!!binary`` bytes, merge keys merged), never construction's YAML 1.1 one."""
     monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
     text = ("---\nx: yes\ny: 0o17\nz: 2001-12-14 21:59:43.10 -5\nw: 1e3\nv: ~\nu: 012\n"
             "---\nb: !!binary aGVsbG8=\nt: !!timestamp 2020-01-01\ns: !!str 12\n"
@@ -405,48 +399,9 @@ def test_yaml_is_read_as_yaml_1_2_defines_it(monkeypatch):
          "u": 12},
         {"b": b"hello", "t": "2020-01-01", "s": "12"},
         {"base": {"a": 1}, "m": {"a": 1, "c": 2}}]
-    # a tag outside YAML's own is refused (yaml-rs would read it as its untagged value)
+    # a tag outside YAML's own is refused, not read as its untagged value
     with pytest.raises(independent.Unconfirmed, match="does not parse"):
         independent.read_context("yaml", "---\na: !custom x\n")
-
-
-def test_plain_yaml_documents_are_read_without_ruamel(monkeypatch):
-    """The common document (no tag, merge key, directive or second document) is read by
-    the compiled reader: ruamel.yaml is not asked."""
-    monkeypatch.setattr(independent, "_CACHE", type(independent._CACHE)())
-
-    def no_ruamel():
-        raise AssertionError("read by ruamel.yaml")
-
-    monkeypatch.setattr(independent, "_yaml_reader", no_ruamel)
-    text = "---\nopenapi: 3.0.0\npaths:\n  /a: {get: {summary: \"x!\"}}\n---\nk: [1, 2.5]\n"
-    assert independent.read_context("yaml", text).units == [
-        {"openapi": "3.0.0", "paths": {"/a": {"get": {"summary": "x!"}}}}, {"k": [1, 2.5]}]
-
-
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12),
-                     st.floats(allow_nan=False), st.sampled_from(
-                         ["yes", "No", "on", "0o17", "012", "0x1F", "1_000", ".inf", "~",
-                          "2001-12-14", "1:20", "Null", "TRUE", "+.5", "5.", "x: y"]))
-_values = st.recursive(_scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(
-    st.text(min_size=1, max_size=8), c, max_size=4), max_leaves=20)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(value=_values, style=st.sampled_from([None, True, False]))
-def test_the_compiled_yaml_reader_reads_as_ruamel_does(value, style):
-    """Whatever a YAML writer makes of values (block, flow, default style), the
-    document's reading equals ruamel.yaml's, type for type."""
-    text = "---\n" + yaml.safe_dump({"v": value}, default_flow_style=style,
-                                    allow_unicode=True, sort_keys=False)
-    try:
-        expected = _ruamel(text)
-    except Exception:  # noqa: BLE001 - ruamel refuses: the reading refuses too
-        with pytest.raises(Exception):  # noqa: B017
-            independent._read_yaml_document(text)
-        return
-    got = independent._read_yaml_document(text)
-    assert got == expected and repr(got) == repr(expected)
 
 
 def test_html_records_are_found_once_per_unit_and_address(monkeypatch):

@@ -2,9 +2,8 @@
 
 Shares nothing with construction's record extraction (``bench/sources/*_records.py``,
 ``bench/tasks.py``): it re-reads each stored context with standard parsers -- ``json``,
-YAML 1.2 readers (yaml-rs; ruamel.yaml where yaml-rs reads otherwise), lxml for HTML
-(never construction's own tokenizer), tree-sitter to find the JavaScript statements and
-``json5`` to read their values -- finds
+a YAML 1.2 reader (ruamel.yaml), lxml for HTML (never construction's own tokenizer),
+tree-sitter to find the JavaScript statements and ``json5`` to read their values -- finds
 every record the stored specification's scope covers as a reader of the context would,
 and recomputes the reference from the specification alone:
 
@@ -442,30 +441,6 @@ def _cached(kind: str, text: str, read: Any) -> Any:
     return value
 
 
-#: What yaml-rs reads otherwise than ruamel.yaml does (a tag: ``!!binary``, ``!!timestamp``,
-#: a custom ``!tag``; a merge key ``<<``; a control character, NEL, a line or paragraph
-#: separator or a byte order mark), a directive (``%YAML 1.1`` changes the reading) or a
-#: document end: such a text is read by ruamel.yaml
-_RUAMEL_ONLY = re.compile(r"(?:^|[ \t\[{,:])!|<<|^%|^\.\.\.(?:[ \t]|$)"
-                          "|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff]", re.M)
-_DOC_MARK = re.compile(r"^---(?:[ \t]|$)", re.M)
-
-
-def _read_yaml_document(text: str) -> Any:
-    """One YAML document as YAML 1.2 reads it, timestamps as written: by yaml-rs (saphyr,
-    compiled; it reads these documents as ruamel.yaml does, ~80x faster), by ruamel.yaml
-    where yaml-rs reads otherwise (:data:`_RUAMEL_ONLY`), where the text holds a second
-    document, and where yaml-rs refuses it (ruamel.yaml then says why)."""
-    if _RUAMEL_ONLY.search(text) is None and len(_DOC_MARK.findall(text)) <= 1:
-        import yaml_rs
-
-        try:
-            return yaml_rs.loads(text, parse_datetime=False)
-        except yaml_rs.YAMLDecodeError:
-            pass
-    return _yaml_reader().load(text)
-
-
 def _read_yaml(text: str) -> list[Any]:
     """The documents of a YAML stream, each read on its own (a ``---`` line starts one);
     the whole stream is read at once when a document does not parse alone."""
@@ -476,7 +451,7 @@ def _read_yaml(text: str) -> list[Any]:
     docs = []
     for a, b in zip(bounds, bounds[1:]):
         try:
-            docs.append(_cached("yaml", text[a:b], _read_yaml_document))
+            docs.append(_cached("yaml", text[a:b], lambda t: _yaml_reader().load(t)))
         except Exception:  # noqa: BLE001 - e.g. a '---' line inside a block scalar
             return list(_yaml_reader().load_all(text))
     return docs

@@ -30,17 +30,17 @@ _FIELDS: dict[int, tuple[Record, tuple[str, ...]]] = {}  # id -> (the record, it
 _FIELDS_KEPT = 50_000  # records whose lookup fields are kept (then all are let go)
 
 
-def lookup_fields(rec: Record) -> tuple[str, ...]:
+def lookup_fields(rec: Record) -> list[str]:
     """Fields a lookup may ask of a described record with a reader-level address: human
     names with a key path, answerable values not given away. Worked out once per record
     (a record is not changed once extracted; every question of a family asks again)."""
     hit = _FIELDS.get(id(rec))
     if hit is not None and hit[0] is rec:  # the entry holds the record: its id is its own
-        return hit[1]
+        return list(hit[1])
     if len(_FIELDS) >= _FIELDS_KEPT:
         _FIELDS.clear()
     _FIELDS[id(rec)] = (rec, fields := _lookup_fields(rec))
-    return fields
+    return list(fields)
 
 
 def _lookup_fields(rec: Record) -> tuple[str, ...]:
