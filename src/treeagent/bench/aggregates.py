@@ -8,7 +8,7 @@ import copy
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from treeagent.bench.anchoring import ONLY_ITEM, jsonable, jsonable_key, source_of
@@ -56,15 +56,11 @@ class Aggregate:
     default: Scalar = None
     words: str = ""  # the field as the question names it (:func:`askable`)
     kind_words: Kind | None = None
-    # (sources, selects) of ``records``: made once, shared by the kind's aggregates
-    where: list[Any] = field(default_factory=list)
+    # (sources, selects) of ``records`` (:func:`_where`), made once for the kind's aggregates
+    where: tuple[list[str], list[Any]] | None = None
 
     def scope(self) -> dict[str, Any]:
-        if not self.where:
-            self.where += [sorted({source_of(r) for r in self.records}),
-                           sorted((jsonable(s) for s in {r.select for r in self.records}),
-                                  key=repr)]
-        sources, selects = self.where
+        sources, selects = self.where or _where(self.records)
         scope: dict[str, Any] = {
             "over": "context", "kind": self.kind, "sources": list(sources),
             "select": copy.deepcopy(selects),
@@ -167,7 +163,7 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
             if other in r.fields:
                 holders.setdefault(path, []).append((i, r.fields[other]))
     opaque = [i for i, r in enumerate(recs) if r.opaque]
-    where: list[Any] = []  # the kind's scope, shared
+    where = None  # the kind's scope: one for all its aggregates
     out = []
     for name, found in paths.items():
         if len(found) != 1 or None in found:
@@ -187,9 +183,16 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
             stated = [(r, given.get(i, default)) for i, r in enumerate(recs)]
             missing = 0
         if stated:
+            where = where or _where(recs)
             out.append(Aggregate(kind, name, path, recs, stated, missing, default,
                                  where=where))
     return out
+
+
+def _where(records: Sequence[Record]) -> tuple[list[str], list[Any]]:
+    """The sources and selects of ``records``, as a scope states them (sorted)."""
+    return (sorted({source_of(r) for r in records}),
+            sorted((jsonable(s) for s in {r.select for r in records}), key=repr))
 
 
 def asked(records: Sequence[Record]) -> list[Aggregate]:
