@@ -4,6 +4,7 @@ specification stores, and whether that address is ambiguous in a context."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,19 +15,15 @@ from treeagent.bench.values import norm
 ONLY_ITEM = "[1]"  # key-path step through a one-item list (sources.common.ONLY_ITEM)
 
 
-_SOURCES: dict[str, str] = {}
-
-
 def source_of(rec: Record) -> str:
     """The source group of a record's unit (unit ids read ``<format>/<source>/...``)."""
-    try:
-        return _SOURCES[rec.unit_id]  # the records of a unit share its id
-    except KeyError:
-        if len(_SOURCES) >= 1_000_000:
-            _SOURCES.clear()
-        parts = rec.unit_id.split("/", 2)
-        found = _SOURCES[rec.unit_id] = parts[1] if len(parts) > 2 else ""
-        return found
+    return _unit_source(rec.unit_id)
+
+
+@functools.lru_cache(maxsize=1 << 20)
+def _unit_source(unit_id: str) -> str:  # once per unit: its records share its id
+    parts = unit_id.split("/", 2)
+    return parts[1] if len(parts) > 2 else ""
 
 
 def anchor(rec: Record) -> list[list[Any]]:
