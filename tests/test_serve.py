@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import socket
 import sys
 from pathlib import Path
@@ -152,14 +153,22 @@ def test_served_engine_spec_bad_variable(environ, message):
 
 # --------------------------------------------------------------------------- lifecycle
 
+def _ephemeral_low() -> int:
+    """The lowest port the kernel hands to outgoing connections (Linux; else IANA's)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 49152
+
+
 def free_ports(n: int) -> int:
-    """A first port whose next ``n - 1`` are free too."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = s.getsockname()[1]
-        if first + n <= 65535 and all(serve._port_free("127.0.0.1", first + k)
-                                      for k in range(n)):
+    """A first port whose next ``n - 1`` are free too, below the ephemeral range: a port
+    from that range may be taken by any process's outgoing connection (the other test
+    workers' HTTP clients) between this check and the servers' binding."""
+    rng = random.Random()
+    for _ in range(200):
+        first = rng.randrange(20000, max(20001, _ephemeral_low() - n))
+        if all(serve._port_free("127.0.0.1", first + k) for k in range(n)):
             return first
     raise RuntimeError("no run of free ports")
 
