@@ -3,7 +3,8 @@ method on a tiny document, all 16 programs batched through one scheduler run; th
 evaluate() with a call cache and a rerun served from it.
 
 Kept small for 2 shared cores: 2 sections per mode, at most 4 new tokens per call,
-MemReread with width 1.
+MemReread with width 1, and the dtype params.yaml ships (``auto``: bf16 where the CPU
+multiplies bf16 in hardware, 2.5x faster here than fp32).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ OPTIONS = {"max_new_tokens": 4, "width": 1}
 
 @pytest.fixture(scope="module")
 def smollm2():
-    engine = make_engine("transformers", max_batch=16)
+    engine = make_engine("transformers", max_batch=16, dtype="auto")
     yield engine
     asyncio.run(engine.aclose())
 

@@ -69,7 +69,8 @@ def test_memagent_plan_equals_a_real_smollm2_run(examples, setups):
     """Kept small for 2 shared cores: one ~1.1K-token example at C = 256 (5 sections)."""
     setup, small, budget = setups["memagent"], [_example(20, "one_field", 3)], 256
     rows = {r.method: r for r in plan.plan_examples(small, [setup], METHODS, budget)}
-    engine = make_engine("transformers")  # torch's threads: this worker's share of the cores
+    # dtype auto as params.yaml has it: bf16 where the CPU has bf16 units (faster there)
+    engine = make_engine("transformers", dtype="auto")  # torch threads: this worker's share
     try:
         for method in METHODS:
             real = evaluate(small, agent="memagent", method=method, engine=engine,
