@@ -61,13 +61,36 @@ def sources():
 
 @pytest.fixture(scope="session")
 def prefect_api(tmp_path_factory: pytest.TempPathFactory):
-    """The API URL of one ``prefect server start`` per test process (each xdist worker),
-    for the stages and flows of tests that are not about Prefect's temporary server: a
-    flow run without ``PREFECT_API_URL`` starts a temporary server of its own (~10 CPU s
-    each, a fresh database migrated every time). Services that schedule or trigger runs are
-    off (:data:`helpers.IDLE_SERVICES`): the tests that need them start servers of their own."""
-    from helpers import IDLE_SERVICES, pipeline_env, prefect_server
+    """The API URL of one ``prefect server start`` for the whole run, for the stages and
+    flows of tests that are not about Prefect's temporary server: a flow run without
+    ``PREFECT_API_URL`` starts a temporary server of its own (~10 CPU s each, a fresh
+    database migrated every time). Under xdist the first worker that needs it starts it
+    for all (in the controller's temporary folder, the parent of each worker's) and the
+    controller stops it when the run ends (:func:`pytest_sessionfinish`): one server's
+    start and idle CPU instead of one per worker. Services that schedule or trigger runs
+    are off (:data:`helpers.IDLE_SERVICES`): the tests that need them start servers of
+    their own."""
+    from helpers import IDLE_SERVICES, pipeline_env, prefect_server, shared_prefect_server
 
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = tmp_path_factory.getbasetemp().parent
+        home = run / "prefect-api-home"
+        home.mkdir(exist_ok=True)
+        yield shared_prefect_server(run, {**pipeline_env(home), **IDLE_SERVICES},
+                                    owner=os.getppid())
+        return
     home = tmp_path_factory.mktemp("prefect-api")
     with prefect_server({**pipeline_env(home), **IDLE_SERVICES}, home / "server.log") as api:
         yield api
+
+
+@pytest.hookimpl(tryfirst=True)  # before the temporary folders are removed
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The xdist controller stops the run's shared Prefect server (:func:`prefect_api`)."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if os.environ.get("PYTEST_XDIST_WORKER") or factory is None \
+            or getattr(factory, "_basetemp", None) is None:
+        return
+    from helpers import stop_shared_prefect_server
+
+    stop_shared_prefect_server(factory.getbasetemp())

@@ -258,6 +258,67 @@ IDLE_SERVICES = {f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in 
     "PREFECT_SERVER_SERVICES_DB_VACUUM_ENABLED": "[]"}
 
 
+SHARED_SERVER = "prefect-api.json"
+"""The file naming the run's shared server (:func:`shared_prefect_server`)."""
+
+
+def shared_prefect_server(folder: Path, env: dict[str, str], owner: int,
+                          timeout: float = 240) -> str:
+    """The API URL of one ``prefect server start`` for every process of a test run that
+    asks for it in ``folder`` (a folder they all see; a lock file there makes the first
+    one start it and write its URL to :data:`SHARED_SERVER`). It runs in its own process
+    group until :func:`stop_shared_prefect_server`, and a watchdog in that group stops
+    it once process ``owner`` (the run's controller) is gone."""
+    import fcntl
+
+    info = folder / SHARED_SERVER
+    with (folder / "prefect-api.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if info.exists():
+            return json.loads(info.read_text())["api"]
+        port = free_port()
+        api = f"http://127.0.0.1:{port}/api"
+        log = folder / "prefect-api.log"
+        watchdog = (f'"$0" server start --host 127.0.0.1 --port {port} & s=$!; '
+                    f"while kill -0 {owner} 2>/dev/null && kill -0 $s 2>/dev/null; "
+                    "do sleep 1; done; kill $s 2>/dev/null; wait $s")
+        proc = subprocess.Popen(["bash", "-c", watchdog, str(BIN / "prefect")],
+                                env={**env, "PREFECT_UI_ENABLED": "false"},
+                                stdout=log.open("w"), stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while not prefect_healthy(api):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stop_group(proc)
+                raise AssertionError(f"prefect server start: not healthy\n"
+                                     f"{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        info.write_text(json.dumps({"api": api, "group": proc.pid}))
+        return api
+
+
+def stop_shared_prefect_server(folder: Path) -> None:
+    """Stop the server :func:`shared_prefect_server` started in ``folder``, if any:
+    SIGTERM to its process group, SIGKILL after 20 s."""
+    info = folder / SHARED_SERVER
+    if not info.exists():
+        return
+    group = int(json.loads(info.read_text())["group"])
+    info.unlink()
+    for sig, wait in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+
+
 @contextmanager
 def prefect_server(env: dict[str, str], log: Path, timeout: float = 240) -> Iterator[str]:
     """``prefect server start`` on a free loopback port (UI off, in its own process group,
