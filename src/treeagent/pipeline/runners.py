@@ -105,13 +105,17 @@ def map_on_runner(fn: Callable[[Any], Any], items: Sequence[Any],
     from prefect.cache_policies import NO_CACHE
 
     mapped_task = task(fn, name=name, cache_policy=NO_CACHE)
+    results: list[Any] = []
 
     @flow(name=name, task_runner=from_params(runner), log_prints=True)
-    def mapped() -> list[Any]:
+    def mapped() -> None:
         futures = mapped_task.map(list(items))
         for f in futures:  # every task ends before the first failure is raised
             f.wait()
-        return [f.result() for f in futures]
+        # handed back beside the flow, not as its return value: Prefect walks a flow's
+        # return value object by object (a grid build's cells: ~50 s on one core)
+        results.extend(f.result() for f in futures)
 
     with workers_report_here(runner):
-        return mapped()
+        mapped()
+    return results
