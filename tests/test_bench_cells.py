@@ -62,12 +62,15 @@ def test_the_sharded_build_writes_the_serial_builds_files(grid, tmp_path, mapper
 def test_tasks_come_group_major_and_give_every_worker_one(grid) -> None:
     raw, params = grid
     big = dataclasses.replace(params, lengths=(2048, 4096, 8192, 16384, 32768))
+    # within a group, the costliest format first (a YAML cell costs the most CPU per
+    # token of these three, JSON the least), whatever the order of params.formats
+    assert params.formats == ("json", "yaml", "html")
     assert [(s.fmt, s.lengths) for s in cells.cells(params, raw, 1)] == [
-        ("json", (2048, 4096)), ("yaml", (2048, 4096)), ("html", (2048, 4096))]
+        ("yaml", (2048, 4096)), ("html", (2048, 4096)), ("json", (2048, 4096))]
     assert [(s.fmt, s.lengths) for s in cells.cells(big, raw, 6)] == [
-        ("json", (32768,)), ("yaml", (32768,)), ("html", (32768,)),
-        ("json", (2048, 4096, 8192, 16384)), ("yaml", (2048, 4096, 8192, 16384)),
-        ("html", (2048, 4096, 8192, 16384))]
+        ("yaml", (32768,)), ("html", (32768,)), ("json", (32768,)),
+        ("yaml", (2048, 4096, 8192, 16384)), ("html", (2048, 4096, 8192, 16384)),
+        ("json", (2048, 4096, 8192, 16384))]
     two = cells.cells(big, raw, 2)  # two workers share a format, each starts on its own
     assert [s.lengths for s in two] == [(32768,)] * 3 + [(2048, 4096, 8192, 16384)] * 3
     assert two[0].fmt != two[1].fmt

@@ -180,15 +180,19 @@ def cells(params: B.BuildParams, raw_dir: str | Path, workers: int = 1) -> list[
     cell costs about its length (its contexts' tokens): lengths are dealt, longest first,
     to the group with the fewest tokens so far (:func:`balanced`). Tasks come
     group-major, each format's costliest group first: the first tasks the workers take
-    are of different formats, so that no two of them prepare one format at once."""
+    are of different formats, so that no two of them prepare one format at once. Within
+    a group, formats come costliest first (``BenchFormat.build_cost``): a worker that
+    ends early then takes a cheap task, not the build's longest one (runners hand tasks
+    out in this order as workers free up)."""
     kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in asdict(params).items()}
     n = len(params.lengths)
     want = -(-workers // max(1, len(params.formats)))
     groups = max(1, min(n, max(want, 2 if workers > 1 else 1)))
     dealt = balanced(params.lengths, groups)
+    costliest = sorted(params.formats, key=lambda f: -contexts.hooks(f).build_cost)
     return [CellSpec(fmt, group, kw, str(raw_dir), split)
             for group in dealt
-            for fmt in params.formats for split in split_build.present(params, fmt)]
+            for fmt in costliest for split in split_build.present(params, fmt)]
 
 
 def balanced(lengths: Sequence[int], groups: int) -> list[tuple[int, ...]]:

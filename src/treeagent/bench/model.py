@@ -158,7 +158,10 @@ class BenchFormat:
       None: the whole file is one unit (a JSON response, an OpenAPI document);
     * ``sources``: a plug-in format's source groups
       (:class:`treeagent.bench.sources.registry.Source`; the built-ins' are declared in
-      that module), acquired from a mirror folder ``<mirror>/<format>/<source>/``.
+      that module), acquired from a mirror folder ``<mirror>/<format>/<source>/``;
+    * ``build_cost``: the CPU a cell of the format costs per context token, relative to
+      JSON's (measured; docs/performance.md): a sharded build starts costlier cells first
+      (:func:`treeagent.bench.cells.cells`). It orders tasks only, never changes a file.
     """
 
     name: str
@@ -171,6 +174,7 @@ class BenchFormat:
     binding: Callable[[str], str] = _no_binding
     file_units: Callable[[str, UnitFile], Iterator[Unit]] | None = None
     sources: tuple[Any, ...] = ()
+    build_cost: float = 1.0
 
     @property
     def title(self) -> str:

@@ -616,4 +616,4 @@ BENCH = BenchFormat(
     piece, Frame('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
                  "<title>Collected records</title>\n</head>\n<body>\n", "\n",
                  "\n</body>\n</html>\n", *_SECTION),
-    "<p>x</p>", unit_pieces, check_raw, file_units=file_units)
+    "<p>x</p>", unit_pieces, check_raw, file_units=file_units, build_cost=1.5)

@@ -347,4 +347,4 @@ def file_units(text: str, f: UnitFile) -> Iterator[Unit]:
 BENCH = BenchFormat(
     "javascript", lambda source, text, unit_id="", on_drop=None: records(text, unit_id, on_drop),
     piece, Frame("", "\n", "\n", "const entry_{i} = ", ";", keep=lambda p: bool(binding(p))),
-    "{}", unit_pieces, check_raw, binding, file_units)
+    "{}", unit_pieces, check_raw, binding, file_units, build_cost=5.0)

@@ -296,4 +296,5 @@ def check_raw(text: str) -> str | None:
 
 BENCH = BenchFormat("yaml", lambda source, text, unit_id="", on_drop=None:
                     records(text, unit_id, on_drop),
-                    piece, Frame("", "", "", "---\n"), "x: 1\n", unit_pieces, check_raw)
+                    piece, Frame("", "", "", "---\n"), "x: 1\n", unit_pieces, check_raw,
+                    build_cost=4.5)
