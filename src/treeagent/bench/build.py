@@ -264,14 +264,25 @@ def prepare_format(fmt: str, units: Iterable[Unit], params: BuildParams,
                     int(pool.cost.max(axis=1).sum() + pool.overhead.max()), stats)
 
 
-def _stated_in(q: tasks.Question, by_id: Mapping[str, list[Record]], prep: Prepared
-               ) -> set[str]:
+def _units_by_field(ids: Sequence[str], by_id: Mapping[str, list[Record]], prep: Prepared
+                    ) -> dict[str, set[str]]:
+    """For the records ``ids`` (``by_id``: the context's records by id), each field name
+    and the units whose records state it: one pass over the records, which the questions
+    over them then share whatever fields they ask about."""
+    out: dict[str, set[str]] = {}
+    for rid in set(ids):
+        for r in by_id.get(rid, ()):
+            unit = prep.unit_of_rec[id(r)]
+            for name in r.fields:
+                out.setdefault(name, set()).add(unit)
+    return out
+
+
+def _stated_in(q: tasks.Question, fields: Mapping[str, set[str]]) -> set[str]:
     """The units whose records state the field an aggregation question asks about (the
     records that decide its answer; other records of the kind state nothing of it);
-    ``by_id``: the context's records by id."""
-    names = tasks.spec_fields(q.spec)
-    return {prep.unit_of_rec[id(r)] for rid in set(q.record_ids) for r in by_id.get(rid, ())
-            if any(n in r.fields for n in names)}
+    ``fields``: :func:`_units_by_field` of the question's records."""
+    return set().union(*(fields.get(n, ()) for n in tasks.spec_fields(q.spec)))
 
 
 def _records_by_id(records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -362,7 +373,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             # the units of a question's records, and of those stating its fields: the
             # questions over one kind share its records (thousands in a long context)
             units_of: dict[tuple[str, ...], list[str]] = {}
-            stated: dict[tuple[tuple[str, ...], tuple[str, ...]], set[str]] = {}
+            fields_of: dict[tuple[str, ...], dict[str, set[str]]] = {}
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
@@ -391,10 +402,9 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                              for r in by_id.get(rid, ())}, key=prep.idx.__getitem__)
                     src = list(units_of[ids])
                     if task not in lookups:
-                        key = (ids, tuple(tasks.spec_fields(q.spec)))
-                        if key not in stated:
-                            stated[key] = _stated_in(q, by_id, prep)
-                        if stated[key] <= anchor_ids and variety.home(
+                        if ids not in fields_of:
+                            fields_of[ids] = _units_by_field(ids, by_id, prep)
+                        if _stated_in(q, fields_of[ids]) <= anchor_ids and variety.home(
                                 q.question, params.seed, fmt, family, spread) != turn:
                             continue  # on the anchors alone: the same at every length,
                             # asked at one
