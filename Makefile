@@ -29,7 +29,9 @@ sections: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks flows
-	$(BIN)/pytest -m "not vllm" -n auto --dist loadfile
+	# bytecode written (git-ignored) even where PYTHONDONTWRITEBYTECODE is set: each of the
+	# suite's ~230 processes would otherwise compile the project's modules again
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -m "not vllm" -n auto --dist loadfile
 
 # vLLM (CPU build here, GPU build where a GPU is) in its own environment .venv-vllm
 vllm-env: $(STAMP)

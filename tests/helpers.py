@@ -27,6 +27,18 @@ import numpy as np
 from loopback_server import LoopbackOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
+
+
+def installed_or_skip(name: str) -> None:
+    """Skip the calling test module unless ``name`` is installed, without importing it
+    (``pytest.importorskip`` would: 2.4 s for great_expectations in every worker that
+    collects a module whose tests only run it in subprocesses)."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"{name} is not installed", allow_module_level=True)
 BIN = Path(sys.executable).parent  # this environment's python, dvc and prefect
 SOURCES = (Path(os.environ["TREEAGENT_MIRROR"])  # a mirror of the real sources, if any
            if os.environ.get("TREEAGENT_MIRROR") else None)

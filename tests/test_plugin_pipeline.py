@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, Project, ran
+from helpers import ROOT, Project, installed_or_skip, ran
 from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
 pytest.importorskip("prefect")
-pytest.importorskip("great_expectations")
+installed_or_skip("great_expectations")  # run by the stages, not here
 
 TOY = ROOT / "tests" / "fixtures" / "toy_plugin"
 SAMPLES = ROOT / "src" / "treeagent" / "samples" / "bench" / "json"

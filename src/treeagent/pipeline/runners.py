@@ -44,6 +44,13 @@ def task_runner(name: str = "thread", address: str | None = None, workers: int =
                               "(pip install 'treeagent[pipeline]')") from None
         if address:
             return DaskTaskRunner(address=address)
+        import dask
+
+        # A worker takes the next task only when it is idle. Dask's default (1.1) lets a
+        # one-thread worker hold a second task queued behind the one it runs: with tasks
+        # of minutes (a build's cells) that task waits there while another worker idles.
+        # (A scheduler of one's own at ``address``: set it in its Dask configuration.)
+        dask.config.set({"distributed.scheduler.worker-saturation": 1.0})
         return DaskTaskRunner(cluster_class="distributed.LocalCluster", cluster_kwargs={
             "n_workers": workers, "threads_per_worker": 1, "processes": True,
             "dashboard_address": None})
