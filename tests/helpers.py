@@ -27,6 +27,9 @@ import numpy as np
 from loopback_server import LoopbackOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
+BIN = Path(sys.executable).parent  # this environment's python, dvc and prefect
+SOURCES = (Path(os.environ["TREEAGENT_MIRROR"])  # a mirror of the real sources, if any
+           if os.environ.get("TREEAGENT_MIRROR") else None)
 
 
 def installed_or_skip(name: str) -> None:
@@ -39,9 +42,6 @@ def installed_or_skip(name: str) -> None:
 
     if importlib.util.find_spec(name) is None:
         pytest.skip(f"{name} is not installed", allow_module_level=True)
-BIN = Path(sys.executable).parent  # this environment's python, dvc and prefect
-SOURCES = (Path(os.environ["TREEAGENT_MIRROR"])  # a mirror of the real sources, if any
-           if os.environ.get("TREEAGENT_MIRROR") else None)
 
 
 class CharTokenizer:
@@ -274,6 +274,31 @@ SHARED_SERVER = "prefect-api.json"
 """The file naming the run's shared server (:func:`shared_prefect_server`)."""
 
 
+def _start_prefect_server(env: dict[str, str], log: Path, timeout: float,
+                          owner: int | None = None) -> tuple[subprocess.Popen, str]:
+    """``prefect server start`` on a free loopback port (UI off, in its own process group,
+    output to ``log``) and its API URL once ``/health`` answers (the group stopped if it
+    never does). With ``owner``, a watchdog in the group stops the server once process
+    ``owner`` is gone."""
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    cmd = [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    if owner is not None:
+        cmd = ["bash", "-c", '"$@" & s=$!; '
+               f"while kill -0 {owner} 2>/dev/null && kill -0 $s 2>/dev/null; "
+               "do sleep 1; done; kill $s 2>/dev/null; wait $s", "watchdog", *cmd]
+    proc = subprocess.Popen(cmd, env={**env, "PREFECT_UI_ENABLED": "false"},
+                            stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while not prefect_healthy(api):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_group(proc)
+            raise AssertionError(f"prefect server start: not healthy\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+    return proc, api
+
+
 def shared_prefect_server(folder: Path, env: dict[str, str], owner: int,
                           timeout: float = 240) -> str:
     """The API URL of one ``prefect server start`` for every process of a test run that
@@ -288,23 +313,7 @@ def shared_prefect_server(folder: Path, env: dict[str, str], owner: int,
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if info.exists():
             return json.loads(info.read_text())["api"]
-        port = free_port()
-        api = f"http://127.0.0.1:{port}/api"
-        log = folder / "prefect-api.log"
-        watchdog = (f'"$0" server start --host 127.0.0.1 --port {port} & s=$!; '
-                    f"while kill -0 {owner} 2>/dev/null && kill -0 $s 2>/dev/null; "
-                    "do sleep 1; done; kill $s 2>/dev/null; wait $s")
-        proc = subprocess.Popen(["bash", "-c", watchdog, str(BIN / "prefect")],
-                                env={**env, "PREFECT_UI_ENABLED": "false"},
-                                stdout=log.open("w"), stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while not prefect_healthy(api):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                stop_group(proc)
-                raise AssertionError(f"prefect server start: not healthy\n"
-                                     f"{log.read_text()[-3000:]}")
-            time.sleep(0.2)
+        proc, api = _start_prefect_server(env, folder / "prefect-api.log", timeout, owner)
         info.write_text(json.dumps({"api": api, "group": proc.pid}))
         return api
 
@@ -336,18 +345,8 @@ def prefect_server(env: dict[str, str], log: Path, timeout: float = 240) -> Iter
     """``prefect server start`` on a free loopback port (UI off, in its own process group,
     output to ``log``); yields its API URL once ``/health`` answers, and stops the group
     afterwards."""
-    port = free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env={**env, "PREFECT_UI_ENABLED": "false"},
-                            stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc, api = _start_prefect_server(env, log, timeout)
     try:
-        deadline = time.monotonic() + timeout
-        while not prefect_healthy(api):
-            assert proc.poll() is None and time.monotonic() < deadline, \
-                f"prefect server start: not healthy\n{log.read_text()[-3000:]}"
-            time.sleep(0.2)
         yield api
     finally:
         stop_group(proc)
