@@ -333,11 +333,31 @@ def stop_shared_prefect_server(folder: Path) -> None:
             return
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            try:
-                os.killpg(group, 0)
-            except ProcessLookupError:
+            if not group_running(group):
                 return
             time.sleep(0.1)
+
+
+def group_running(group: int) -> bool:
+    """Whether a process of process group ``group`` still runs. A process that has exited
+    but is not yet reaped by its parent (a zombie: the group's leader, whose parent is
+    the xdist worker that started it) still answers ``killpg(group, 0)``, which would
+    make a stop wait out its whole grace period, so ``/proc`` is read where there is one."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if fields[2] == str(group) and fields[0] != "Z":  # state, ppid, pgrp, ...
+            return True
+    return False
 
 
 @contextmanager
