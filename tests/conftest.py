@@ -28,11 +28,15 @@ from treeagent.tokenizers import tokens  # noqa: E402
 
 # The longest files, longest first (measured with ``--durations``; minutes each on 2 cores:
 # real pipelines, SmolLM2 end to end, real DVC and Prefect, every mirror file), started
-# first so that no worker is left with one of them at the end while the other idles.
+# first so that no worker is left with one of them at the end while the other idles;
+# then the files that mostly wait (servers starting and stopping, timeouts), while the
+# other worker still has CPU-bound files to run beside them.
 _SLOW_FIRST = ("test_pipeline.py", "test_pipeline_rerun.py", "test_plugin_pipeline.py",
                "test_plan.py", "test_agents_smollm2.py", "test_history.py",
                "test_evaluate_shards.py", "test_bench_build.py", "test_bench_sources.py",
                "test_dvc_remote.py", "test_deployment.py", "test_progress.py",
+               "test_runners.py", "test_pipeline_schedule.py", "test_serve.py",
+               "test_llm_openai.py", "test_hostile_reliability.py",
                "test_javascript_format.py", "test_llm_transformers.py",
                "test_second_readers.py", "test_js_twin.py", "test_bench_cells.py",
                "test_bench_variety.py", "test_hostile_formats.py", "test_yaml_format.py")
