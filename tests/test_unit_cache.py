@@ -35,10 +35,20 @@ def test_line_counts_equal_a_plain_count_of_each_text(tok, texts):
 
 
 def test_line_counts_apply_only_where_line_cuts_are_exact():
+    import copy
+
     qwen3 = tokens.load("qwen3")
     cache = unit_cache.LineCounts(qwen3)
     assert cache.applies("a:\n  b: 1\n")
-    assert not cache.applies("a:\n  <|im_start|> b\n")  # an added token: no line cuts
+    # an added token: no line cuts near it, but Qwen3's added tokens strip no spaces and
+    # hold no line break, so the blocks around it still count exactly
+    text = "a:\n  <|im_start|> b\nc: 1\n<|endoftext|>\nd:\n  - 2\n"
+    assert qwen3.added_local and cache.applies(text)
+    assert cache.count(text) == len(qwen3.encode(text))
+    stripping = copy.copy(qwen3)  # as if an added token stripped the spaces around it
+    stripping.added_local = False
+    assert not unit_cache.LineCounts(stripping).applies(text)
+    assert unit_cache.LineCounts(stripping).applies("a:\n  b: 1\n")
 
 
 def test_counter_with_line_cache_counts_long_contexts_like_the_tokenizer():
@@ -141,3 +151,33 @@ def test_yaml_records_loader_skips_the_alias_walk_only_where_it_could_not_refuse
     bomb = "a: &x [1, 2]\nb: [*x, *x, *x]\n"
     with pytest.raises(Y.AliasBudgetError):  # with aliases the walk still runs
         Y.load(bomb, node_budget=3)
+
+
+# lines that start blocks (no indentation, an ASCII starter), lines that do not (indented,
+# "/", non-ASCII, blank), so that one block starts a text in one place and follows
+# another block elsewhere
+_BLOCKY = st.lists(st.sampled_from(
+    ["key: 1", "- item", "}", "  nested: 2", "\tx", "/path", "// c", "é", "", " ", "9",
+     "\"q\": [", "  - 12345678901234567890", "a\r", "{", "<|endoftext|>", "  <think>x",
+     "s: ['<|im_end|>']"]), min_size=1, max_size=12
+).map("\n".join)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(_BLOCKY, min_size=1, max_size=5), order=st.randoms(use_true_random=False))
+def test_line_counts_by_blocks_equal_plain_counts_wherever_a_block_sits(tok, parts, order):
+    """Blocks met first at the start of a text and then inside others (or the reverse),
+    through one cache, against plain encodes; and a text's line pieces are its blocks'."""
+    cache = unit_cache.LineCounts(tok)
+    texts = ["\n".join(parts)]
+    for _ in range(3):
+        shuffled = list(parts)
+        order.shuffle(shuffled)
+        texts.append("\n".join(shuffled))
+    for text in texts:
+        cuts = [0, *(m.end() for m in unit_cache._BLOCK_START.finditer(text)), len(text)]
+        blocks = [text[a:b] for a, b in zip(cuts, cuts[1:])]
+        assert [p for b in blocks for p in tokens._iter_line_pieces(b)] == \
+            list(tokens._iter_line_pieces(text))
+        if cache.applies(text):
+            assert cache.count(text) == len(tok.encode(text))

@@ -18,6 +18,7 @@ handed to the second reader (:mod:`treeagent.bench.independent`), which keeps it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from treeagent.tokenizers import tokens as _tokens
@@ -25,6 +26,9 @@ from treeagent.tokenizers import tokens as _tokens
 #: characters of piece text a :class:`LineCounts` keeps before it starts afresh
 LINE_CACHE_CHARS = 1 << 26
 _BATCH_CHARS = 1 << 18
+#: where :meth:`LineCounts.count` cuts a text into blocks: after a line break followed by
+#: a character :data:`treeagent.tokenizers.tokens._LINE_START` starts a line with
+_BLOCK_START = re.compile(r"\n(?=[!-.0-~])")
 
 
 class LineCounts:
@@ -34,52 +38,88 @@ class LineCounts:
     def __init__(self, tok: _tokens.Tokenizer, limit: int = LINE_CACHE_CHARS) -> None:
         self.tok = tok
         self.limit = limit
-        self._counts: dict[str, int] = {}
+        self._counts: dict[str, int] = {}  # line piece -> tokens
         self._chars = 0
+        self._blocks: dict[str, int] = {}  # block (see :meth:`count`) -> tokens
+        self._block_chars = 0
 
     def applies(self, text: str) -> bool:
-        """Are line cuts pre-token boundaries of ``text`` under this tokenizer?"""
+        """Does :meth:`count` count ``text`` exactly? Where line cuts are pre-token
+        boundaries of ``text`` under this tokenizer; or, with a line-safe split pattern,
+        where the text holds added tokens that stay off line breaks (``added_local``):
+        then the blocks of :meth:`count` that hold one are tokenized whole."""
+        if not getattr(self.tok, "line_safe", False):
+            return False
         safe = getattr(self.tok, "line_safe_for", None)
-        return bool(getattr(self.tok, "line_safe", False)) and safe is not None and safe(text)
+        return safe is not None and (safe(text) or bool(getattr(self.tok, "added_local", False)))
+
+    def _line_cuts_hold(self, text: str) -> bool:
+        return self.tok.line_safe_for(text)  # type: ignore[attr-defined]
 
     def _pieces(self, text: str) -> Iterator[str]:
         return _tokens._iter_capped(_tokens._iter_line_pieces(text),
                                     bool(getattr(self.tok, "digit_safe", False)))
 
     def count(self, text: str) -> int:
-        """``len(tok.encode(text))`` for a text where :meth:`applies` holds."""
-        known = self._counts
+        """``len(tok.encode(text))`` for a text where :meth:`applies` holds.
+
+        The text is cut into blocks at line starts without indentation (a line break
+        followed by an ASCII character other than space and "/"): each such place is a
+        cut of :func:`treeagent.tokenizers.tokens._iter_line_pieces` whatever surrounds
+        it, and no piece spans it, so the text's pieces are its blocks' pieces in order.
+        Each distinct block (a unit repeated over the contexts of a grid, mostly) is
+        counted once: by its line pieces, or whole when it holds an added token (which
+        no cut then falls inside: an added token holds no line break)."""
+        bounds = [0, *(m.end() for m in _BLOCK_START.finditer(text)), len(text)]
+        known = self._blocks
         total = 0
-        todo: dict[str, int] = {}  # new piece -> occurrences in text
-        for p in self._pieces(text):
-            n = known.get(p)
+        new: dict[str, int] = {}  # new block -> occurrences in text
+        for a, b in zip(bounds, bounds[1:]):
+            block = text[a:b]
+            n = known.get(block)
             if n is None:
-                todo[p] = todo.get(p, 0) + 1
+                new[block] = new.get(block, 0) + 1
             else:
                 total += n
-        if todo:
-            if self._chars > self.limit:
+        if new:
+            if self._block_chars > self.limit:
                 known.clear()
-                self._chars = 0
-            batch: list[str] = []
-            size = 0
-            for p in todo:
-                batch.append(p)
-                size += len(p)
-                if size >= _BATCH_CHARS:
-                    total += self._add(batch, todo)
-                    batch, size = [], 0
-            if batch:
-                total += self._add(batch, todo)
+                self._block_chars = 0
+            blocks = list(new)
+            plain = [b for b in blocks if self._line_cuts_hold(b)]
+            counts = dict(zip(plain, self._count_many(plain)))
+            for block in blocks:
+                n = counts[block] if block in counts else self.tok.count(block)
+                known[block] = n
+                self._block_chars += len(block)
+                total += n * new[block]
         return total
 
-    def _add(self, batch: list[str], times: dict[str, int]) -> int:
-        total = 0
+    def _count_many(self, texts: list[str]) -> list[int]:
+        """The counts of ``texts``, each distinct line piece among them tokenized once
+        (in batches) for the life of the cache."""
+        known = self._counts
+        if self._chars > self.limit:
+            known.clear()
+            self._chars = 0
+        pieces = [list(self._pieces(t)) for t in texts]
+        todo = [p for p in dict.fromkeys(p for ps in pieces for p in ps) if p not in known]
+        batch: list[str] = []
+        size = 0
+        for p in todo:
+            batch.append(p)
+            size += len(p)
+            if size >= _BATCH_CHARS:
+                self._add(batch)
+                batch, size = [], 0
+        if batch:
+            self._add(batch)
+        return [sum(known[p] for p in ps) for ps in pieces]
+
+    def _add(self, batch: list[str]) -> None:
         for p, ids in zip(batch, self.tok._encode_many(batch)):  # type: ignore[attr-defined]
             self._counts[p] = len(ids)
             self._chars += len(p)
-            total += len(ids) * times[p]
-        return total
 
 
 def memo(read: Callable[[str], object], limit: int) -> Callable[[str], object]:

@@ -121,6 +121,7 @@ class QwenTiktokenTokenizer:
         self.name = name
         self.digit_safe = True
         self.line_safe = True  # QWEN_PATTERN is line-safe (tokens._line_pieces)
+        self.added_local = True  # added tokens matched whole, none holds a line break
         self._enc = tiktoken.Encoding(f"{name}-tiktoken", pat_str=QWEN_PATTERN,
                                       mergeable_ranks=ranks, special_tokens=added)
         self._added_ids = added

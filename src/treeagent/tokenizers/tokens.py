@@ -401,6 +401,13 @@ class HFTokenizer:
         self._spec = spec if self.line_safe else None  # for the tiktoken twin, built lazily
         self._twin = None
         contents = [t["content"] for t in spec.get("added_tokens", [])]
+        #: added tokens are split off whole and none reaches past a line break (none
+        #: strips spaces around it or holds one): a cut after a line break outside them is
+        #: a token boundary even in a text that holds one (treeagent.bench.unit_cache)
+        self.added_local = all(
+            not (t.get("lstrip") or t.get("rstrip") or t.get("single_word"))
+            and "\n" not in t["content"] and "\r" not in t["content"]
+            for t in spec.get("added_tokens", []))
         self._added = (
             re.compile("|".join(map(re.escape, sorted(contents, key=len, reverse=True))))
             if contents else None
