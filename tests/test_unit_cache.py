@@ -153,6 +153,24 @@ def test_yaml_records_loader_skips_the_alias_walk_only_where_it_could_not_refuse
         Y.load(bomb, node_budget=3)
 
 
+@given(values=st.lists(st.sampled_from(["1", "yes", "1.5", "~", "null", "0x1F", ".inf", "2001-12-14",
+                                          "true", "", "1e3", "0o17", "abc"]), min_size=1,
+                       max_size=8), quoted=st.lists(st.booleans(), min_size=8, max_size=8))
+def test_yaml_records_loader_resolves_a_repeated_scalar_by_its_style_too(values, quoted):
+    """The loader resolves each distinct scalar once: the same text plain and quoted
+    (in either order, in one document and across documents) keeps each its own type."""
+    import yaml
+
+    from treeagent.bench.sources import yaml_records as Y
+
+    lines = [f"k{i}: '{v}'" if q else f"k{i}: {v}" for i, (v, q) in enumerate(zip(values, quoted))]
+    text = "\n".join(lines) + "\n"
+    want = yaml.safe_load(text)
+    want = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in want.items()}
+    assert Y.load(text) == want
+    assert Y.load(text) == want  # everything resolved from the memo now
+
+
 # lines that start blocks (no indentation, an ASCII starter), lines that do not (indented,
 # "/", non-ASCII, blank), so that one block starts a text in one place and follows
 # another block elsewhere

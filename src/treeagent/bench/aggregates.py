@@ -151,18 +151,19 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
     (a long context holds tens of thousands of records and thousands of field names)."""
     paths: dict[str, set[Any]] = {}  # name -> key paths it has (None: no key path)
     default_of: dict[str, Scalar] = {}
-    holders: dict[Any, list[tuple[int, Scalar]]] = {}  # key path -> (record, value stated)
-    for i, r in enumerate(recs):
-        for n in r.fields:
+    holders: dict[Any, list[tuple[Record, Scalar]]] = {}  # key path -> (record, value stated)
+    for r in recs:
+        fields = r.fields
+        for n in fields:
             if human_field(n):
                 paths.setdefault(n, set()).add(r.keys.get(n))
         for n, d in r.defaults.items():
             default_of.setdefault(n, d)
         at = {v: k for k, v in r.keys.items()}  # the name each key path has here
         for path, other in at.items():
-            if other in r.fields:
-                holders.setdefault(path, []).append((i, r.fields[other]))
-    opaque = [i for i, r in enumerate(recs) if r.opaque]
+            if other in fields:
+                holders.setdefault(path, []).append((r, fields[other]))
+    opaque = {id(r) for r in recs if r.opaque}
     where = None  # the kind's scope: one for all its aggregates
     out = []
     for name, found in paths.items():
@@ -173,14 +174,14 @@ def _kind_aggregates(kind: str, recs: list[Record]) -> list[Aggregate]:
             continue  # other records may hold several items there
         default = default_of.get(name)
         have = holders.get(path, [])
-        if opaque and not {i for i, _ in have} >= set(opaque):
+        if opaque and not {id(r) for r, _ in have} >= opaque:
             continue  # an unresolved record may hold the field
         if default is None:
-            stated = [(recs[i], v) for i, v in have]
+            stated = list(have)
             missing = len(recs) - len(have)
         else:
-            given = dict(have)
-            stated = [(r, given.get(i, default)) for i, r in enumerate(recs)]
+            given = {id(r): v for r, v in have}
+            stated = [(r, given.get(id(r), default)) for r in recs]
             missing = 0
         if stated:
             where = where or _where(recs)

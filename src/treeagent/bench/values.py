@@ -3,6 +3,7 @@ is compared by, numbers, which values and field names a question may use."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -37,8 +38,10 @@ def number(value: Scalar) -> float | None:
     return x if math.isfinite(x) else None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def human_field(name: str) -> bool:
-    """A field name fit for a question: words, not a key (no ``_ . [ $``, no camelCase)."""
+    """A field name fit for a question: words, not a key (no ``_ . [ $``, no camelCase).
+    Memoized: a long context asks it of the same few thousand names for every record."""
     return bool(_HUMAN_NAME.match(name)) and not CAMEL.search(name) and len(name) <= 60
 
 

@@ -23,13 +23,30 @@ _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BASE):  # type: ignore[valid-type,misc]
-    """Safe loader that keeps timestamps as the strings written in the document."""
+    """Safe loader that keeps timestamps as the strings written in the document.
+
+    A scalar's tag depends on its text and on whether it was plain or quoted alone (no
+    path resolvers are registered), so each distinct short scalar is resolved once: the
+    C parser calls ``resolve`` in Python for every scalar of every document."""
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is not yaml.ScalarNode or len(value) > 64:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            if len(_RESOLVED) >= 1 << 16:
+                _RESOLVED.clear()
+            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
+        return tag
 
 
 _Loader.yaml_implicit_resolvers = {
     ch: [(tag, rx) for tag, rx in rs if tag != _TS]
     for ch, rs in _BASE.yaml_implicit_resolvers.items()
 }
+assert not _Loader.yaml_path_resolvers  # resolve's memo keys on the scalar alone
+_RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
 
 
 #: Nodes a document may expand to, aliases counted at every use (at least twice its
