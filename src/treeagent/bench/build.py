@@ -264,24 +264,26 @@ def prepare_format(fmt: str, units: Iterable[Unit], params: BuildParams,
                     int(pool.cost.max(axis=1).sum() + pool.overhead.max()), stats)
 
 
-def _units_by_field(ids: Sequence[str], by_id: Mapping[str, list[Record]], prep: Prepared
-                    ) -> dict[str, set[str]]:
-    """For the records ``ids`` (``by_id``: the context's records by id), each field name
-    and the units whose records state it: one pass over the records, which the questions
-    over them then share whatever fields they ask about."""
-    out: dict[str, set[str]] = {}
+def _record_units(ids: Sequence[str], by_id: Mapping[str, list[Record]], prep: Prepared
+                  ) -> tuple[list[str], dict[str, set[str]]]:
+    """For the records ``ids`` (``by_id``: the context's records by id), their units in
+    unit order, and each field name with the units whose records state it: one pass over
+    the records, which the questions over them then share whatever fields they ask about."""
+    units: set[str] = set()
+    fields: dict[str, set[str]] = {}
     for rid in set(ids):
         for r in by_id.get(rid, ()):
             unit = prep.unit_of_rec[id(r)]
+            units.add(unit)
             for name in r.fields:
-                out.setdefault(name, set()).add(unit)
-    return out
+                fields.setdefault(name, set()).add(unit)
+    return sorted(units, key=prep.idx.__getitem__), fields
 
 
 def _stated_in(q: tasks.Question, fields: Mapping[str, set[str]]) -> set[str]:
     """The units whose records state the field an aggregation question asks about (the
     records that decide its answer; other records of the kind state nothing of it);
-    ``fields``: :func:`_units_by_field` of the question's records."""
+    ``fields``: the field index :func:`_record_units` gives for the question's records."""
     return set().union(*(fields.get(n, ()) for n in tasks.spec_fields(q.spec)))
 
 
@@ -372,8 +374,7 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
             by_address: dict | None = None  # for the lookups' ambiguity check
             # the units of a question's records, and of those stating its fields: the
             # questions over one kind share its records (thousands in a long context)
-            units_of: dict[tuple[str, ...], list[str]] = {}
-            fields_of: dict[tuple[str, ...], dict[str, set[str]]] = {}
+            record_units: dict[tuple[str, ...], tuple[list[str], dict[str, set[str]]]] = {}
             for task in params.tasks:
                 if not need[(task, length)]:
                     continue
@@ -396,15 +397,12 @@ def fill(prep: Prepared, params: BuildParams, counter: contexts.Counter,
                     if not need[(task, length)]:
                         break
                     ids = tuple(q.record_ids)
-                    if ids not in units_of:
-                        units_of[ids] = sorted(
-                            {prep.unit_of_rec[id(r)] for rid in set(ids)
-                             for r in by_id.get(rid, ())}, key=prep.idx.__getitem__)
-                    src = list(units_of[ids])
+                    if ids not in record_units:
+                        record_units[ids] = _record_units(ids, by_id, prep)
+                    q_units, by_field = record_units[ids]
+                    src = list(q_units)
                     if task not in lookups:
-                        if ids not in fields_of:
-                            fields_of[ids] = _units_by_field(ids, by_id, prep)
-                        if _stated_in(q, fields_of[ids]) <= anchor_ids and variety.home(
+                        if _stated_in(q, by_field) <= anchor_ids and variety.home(
                                 q.question, params.seed, fmt, family, spread) != turn:
                             continue  # on the anchors alone: the same at every length,
                             # asked at one
