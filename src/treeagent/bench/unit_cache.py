@@ -6,9 +6,10 @@ Counting or parsing each context from scratch repeats that work once per context
 caches here do it once per distinct piece of text and give the same results:
 
 * :class:`LineCounts`: the token count of a long text as the sum of the counts of its
-  line pieces (``treeagent.tokenizers.tokens._iter_line_pieces``: cuts at pre-token
-  boundaries, exact for line-safe tokenizers), each distinct piece tokenized once per
-  tokenizer for the life of the cache;
+  blocks (cut at unindented line starts), each distinct block counted once by the sum
+  of its line pieces (``treeagent.tokenizers.tokens._iter_line_pieces``: cuts at
+  pre-token boundaries, exact for line-safe tokenizers), each distinct piece tokenized
+  once per tokenizer for the life of the cache;
 * :func:`yaml_unit_pieces`: a composed YAML stream split into its documents by parsing
   each distinct document once.
 
