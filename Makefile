@@ -27,11 +27,15 @@ demo: $(STAMP)
 sections: $(STAMP)
 	$(BIN)/treeagent sections src/treeagent/samples/usgs_events.json --budget 512
 
+# one xdist worker more than cores: a worker waiting on a server or a stage process
+# leaves its core to the others (docs/performance.md, "Test suite time")
+TEST_WORKERS ?= $(shell $(PY) -c 'import os; print(1 + (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))')
+
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks flows
 	# bytecode written (git-ignored) even where PYTHONDONTWRITEBYTECODE is set: each of the
 	# suite's ~230 processes would otherwise compile the project's modules again
-	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -m "not vllm" -n auto --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -m "not vllm" -n $(TEST_WORKERS) --dist loadfile
 
 # vLLM (CPU build here, GPU build where a GPU is) in its own environment .venv-vllm
 vllm-env: $(STAMP)

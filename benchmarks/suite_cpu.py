@@ -2,7 +2,8 @@
 
     python benchmarks/suite_cpu.py [PYTEST ARGS ...]   # default: the README's test command
 
-runs pytest (``-m "not vllm" -n auto --dist loadfile`` unless arguments are given) with a
+runs pytest (``-m "not vllm" -n <cores + 1> --dist loadfile``, as ``make test`` does,
+unless arguments are given) with a
 ``sitecustomize`` module on ``PYTHONPATH`` that appends, when each Python process exits,
 its command, CPU seconds (user + system, its own threads) and wall seconds to a log; then
 prints the suite's wall and CPU time (``os.wait4`` of pytest: all its descendants) and
@@ -55,7 +56,8 @@ def command(argv: list[str]) -> str:
 
 
 def main(args: list[str]) -> int:
-    pytest_args = args or ["-m", "not vllm", "-n", "auto", "--dist", "loadfile"]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    pytest_args = args or ["-m", "not vllm", "-n", str((cores or 1) + 1), "--dist", "loadfile"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "processes.jsonl"
         (Path(tmp) / "sitecustomize.py").write_text(HOOK.format(log=str(log)))

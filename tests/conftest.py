@@ -1,7 +1,7 @@
 """Shared fixtures, and the test suite's layout over pytest-xdist workers.
 
-``make test`` runs ``pytest -n auto --dist loadfile``: each test file runs in order on one
-worker and shares its module fixtures, and the longest files start first (pytest-xdist's
+``make test`` runs ``pytest -n <cores + 1> --dist loadfile``: each test file runs in order
+on one worker and shares its module fixtures, and the longest files start first (pytest-xdist's
 own order, most tests first, would leave the pipeline files, one to five tests each, to
 the end, so it is switched off here). (``--dist loadgroup`` with ``xdist_group`` marks
 did not keep a file together with the pytest and pytest-xdist releases this project
