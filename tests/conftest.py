@@ -35,6 +35,7 @@ _SLOW_FIRST = ("test_pipeline.py", "test_pipeline_rerun.py", "test_plugin_pipeli
                "test_plan.py", "test_agents_smollm2.py", "test_history.py",
                "test_evaluate_shards.py", "test_bench_build.py", "test_bench_sources.py",
                "test_dvc_remote.py", "test_deployment.py", "test_progress.py",
+               "test_install_wheel.py",
                "test_runners.py", "test_pipeline_schedule.py", "test_serve.py",
                "test_llm_openai.py", "test_hostile_reliability.py",
                "test_javascript_format.py", "test_llm_transformers.py",
