@@ -65,12 +65,9 @@ class Page:
         self._call("Emulation.setDeviceMetricsOverride",
                    {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
                    session=True)
-        end = time.monotonic() + timeout
-        loaded = ("document.readyState === 'complete' && location.href !== 'about:blank'")
-        while not self.eval(loaded):  # the new tab is about:blank until the page commits
-            if time.monotonic() > end:
-                raise TimeoutError(f"{url} did not load")
-            time.sleep(0.05)
+        # the new tab is about:blank until the page commits
+        self.wait_for("document.readyState === 'complete' && location.href !== 'about:blank'",
+                      f"{url} to load")
 
     def _call(self, method: str, params: dict[str, Any] | None = None,
               session: bool = False) -> dict[str, Any]:
@@ -103,6 +100,24 @@ class Page:
         if "exceptionDetails" in result:
             raise RuntimeError(result["exceptionDetails"].get("text", "exception"))
         return result["result"].get("value")
+
+    def wait_for(self, expression: str, what: str, timeout: float | None = None) -> Any:
+        """The first truthy value of ``expression``, polled every 50 ms for up to
+        ``timeout`` seconds (the page's own by default). Asked while the page navigates, Chromium answers "Inspected target
+        navigated or closed": that is "not yet", not an error."""
+        end = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            try:
+                value = self.eval(expression)
+            except RuntimeError as exc:
+                if "navigated or closed" not in str(exc):
+                    raise
+                value = None
+            if value:
+                return value
+            if time.monotonic() > end:
+                raise TimeoutError(f"waiting for {what}")
+            time.sleep(0.05)
 
     def click(self, selector: str) -> None:
         """A left click (press and release) at the centre of the first element matching

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -108,20 +107,8 @@ def test_index_links_every_example_and_run(built, tmp_path):
                           ".map(a => a.getAttribute('href'))")
         assert hrefs == [name, f"{name}#memagent/flat", f"{name}#memagent/treeagent"]
         page.click(f'a[href="{name}#memagent/treeagent"]')
-
-        def arrived() -> bool:
-            try:
-                return (page.eval("location.pathname").endswith(name)
-                        and page.eval("document.readyState") == "complete")
-            except RuntimeError as exc:  # asked while the old page was being left
-                if "navigated or closed" not in str(exc):
-                    raise
-                return False
-
-        for _ in range(200):  # the click navigates: wait for the example's page
-            if arrived():
-                break
-            time.sleep(0.05)
+        page.wait_for(f"location.pathname.endsWith({json.dumps(name)})"
+                      " && document.readyState === 'complete'", "the example's page", timeout=10)
         assert page.eval("document.querySelector('[data-run=\"memagent/treeagent\"]')"
                          ".className") == "on"
 
