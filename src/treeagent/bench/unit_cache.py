@@ -52,10 +52,8 @@ class LineCounts:
         if not getattr(self.tok, "line_safe", False):
             return False
         safe = getattr(self.tok, "line_safe_for", None)
-        return safe is not None and (safe(text) or bool(getattr(self.tok, "added_local", False)))
-
-    def _line_cuts_hold(self, text: str) -> bool:
-        return self.tok.line_safe_for(text)  # type: ignore[attr-defined]
+        # added_local first: then no scan of the whole text for added tokens is needed
+        return safe is not None and (bool(getattr(self.tok, "added_local", False)) or safe(text))
 
     def _pieces(self, text: str) -> Iterator[str]:
         return _tokens._iter_capped(_tokens._iter_line_pieces(text),
@@ -87,7 +85,7 @@ class LineCounts:
                 known.clear()
                 self._block_chars = 0
             blocks = list(new)
-            plain = [b for b in blocks if self._line_cuts_hold(b)]
+            plain = [b for b in blocks if self.tok.line_safe_for(b)]  # type: ignore[attr-defined]
             counts = dict(zip(plain, self._count_many(plain)))
             for block in blocks:
                 n = counts[block] if block in counts else self.tok.count(block)
