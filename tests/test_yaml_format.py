@@ -588,14 +588,20 @@ def test_generated_streams_have_document_children(docs: list[Any], opts: dict[st
 def test_libyaml_and_python_parsers_give_identical_trees(
     data: Any, opts: dict[str, Any], bom: bool
 ) -> None:
+    """libyaml through PyYAML's binding, libyaml read in compiled code (where built) and
+    PyYAML's pure-Python parser give the same tree."""
     text = ("\ufeff" if bom else "") + yaml.safe_dump(data, **opts)
-    fast = yaml_format._build(text, C_LOADER, True)
-    slow = yaml_format._build(text, yaml.SafeLoader, False)
-    assert len(fast.nodes) == len(slow.nodes)
-    for a, b in zip(fast.nodes, slow.nodes, strict=True):
-        assert (a.kind, a.start, a.end, a.step, a.cut_start, a.cut_end, a.quote, a.atomic,
-                a.divisible) == (b.kind, b.start, b.end, b.step, b.cut_start, b.cut_end,
-                                 b.quote, b.atomic, b.divisible)
+    slow = yaml_format._build(text, yaml_format._pyyaml_events(yaml.SafeLoader, False), False)
+    fast = [yaml_format._build(text, yaml_format._pyyaml_events(C_LOADER, True), True)]
+    if yaml_format._LIBYAML is not None:
+        fast.append(yaml_format._build(text, yaml_format._compiled_events, True))
+    for tree in fast:
+        assert len(tree.nodes) == len(slow.nodes)
+        for a, b in zip(tree.nodes, slow.nodes, strict=True):
+            assert (a.kind, a.start, a.end, a.step, a.label, a.cut_start, a.cut_end, a.quote,
+                    a.atomic, a.divisible) == (b.kind, b.start, b.end, b.step, b.label,
+                                               b.cut_start, b.cut_end, b.quote, b.atomic,
+                                               b.divisible)
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,7 +11,7 @@ from treeagent import formats
 from treeagent.algorithm import budget as budget_search
 from treeagent.algorithm import links
 from treeagent.algorithm.sectioning import Section, Sectioner, count, flat, flat_count
-from treeagent.algorithm.tree import Tree
+from treeagent.algorithm.tree import Tree, collector_paused
 from treeagent.tokenizers.tokens import TokenIndex, Tokenizer
 
 
@@ -52,6 +52,14 @@ def section_tree(
     ``index``: the tokenization of ``tree.text`` with ``tokenizer``, if already made."""
     if base_budget < 1:
         raise ValueError("the base budget C must be a positive number of tokens")
+    with collector_paused():
+        return _section_tree(tree, tokenizer, base_budget, search, top, index)
+
+
+def _section_tree(
+    tree: Tree, tokenizer: Tokenizer, base_budget: int, search: bool, top: int | None,
+    index: TokenIndex | None,
+) -> Sectioned:
     if index is None:
         index = TokenIndex(tree.text, tokenizer)
     elif index.text is not tree.text or index.tokenizer is not tokenizer:

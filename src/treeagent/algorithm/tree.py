@@ -6,6 +6,8 @@ A node's native serialization is always ``tree.text[node.start:node.end]``.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +29,20 @@ class ParseError(ValueError):
         """Build the error from a character offset into ``text``."""
         line, col = line_col(text, offset)
         return cls(message, line, col)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a tree is built or sectioned: it
+    would rescan the growing tree (every node is a container object) over and over, and
+    nothing made there is cyclic garbage; it runs again afterwards as before."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:

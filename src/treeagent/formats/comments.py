@@ -5,6 +5,7 @@ section boundary strands a comment. Used by the YAML (``#``) and JavaScript (``/
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from treeagent.algorithm.tree import Node
@@ -14,9 +15,14 @@ Trailing = Callable[[str, int], int]  # (text, leaf end) -> new end
 
 
 def keep_comments(text: str, root: Node, lo: int, leading: Leading, trailing: Trailing,
-                  fixed_root: bool = False) -> None:
+                  fixed_root: bool = False, marks: list[int] | None = None) -> None:
     """Widen the nodes under ``root`` (nothing before ``lo``) over their comments;
-    ``fixed_root``: ``root`` keeps its span and its descendants stay inside it."""
+    ``fixed_root``: ``root`` keeps its span and its descendants stay inside it.
+
+    ``marks``: the sorted offsets of every character that may open a comment, if
+    known. A subtree with none from the line above its first line to the end of its
+    last line keeps its spans (a comment moves only into a node on the line below it or
+    on its own last line), so it is not visited."""
     order: list[tuple[Node, int]] = []
     stack = [(root, lo)]
     while stack:  # preorder with each node's lower bound; processed children first
@@ -24,7 +30,8 @@ def keep_comments(text: str, root: Node, lo: int, leading: Leading, trailing: Tr
         order.append((node, bound))
         prev = max(bound, node.start) if node is not root or fixed_root else bound
         for child in node.children:
-            stack.append((child, prev))
+            if marks is None or _marked(text, marks, child.start, child.end):
+                stack.append((child, prev))
             prev = child.end
     if fixed_root:
         order = order[1:]
@@ -36,6 +43,16 @@ def keep_comments(text: str, root: Node, lo: int, leading: Leading, trailing: Tr
         if not node.atomic:  # a container too: `items: [...], /* after the bracket */`
             node.end = min(trailing(text, node.end), max(top, node.end))
         node.start = leading(text, bound, node.start)
+
+
+def _marked(text: str, marks: list[int], start: int, end: int) -> bool:
+    """Whether a mark lies between the start of the line above ``start``'s line and the
+    end of ``end``'s line."""
+    line = text.rfind("\n", 0, start)
+    above = text.rfind("\n", 0, line) + 1 if line > 0 else 0
+    eol = text.find("\n", end)
+    i = bisect.bisect_left(marks, above)
+    return i < len(marks) and (eol < 0 or marks[i] < eol)
 
 
 def _line_start(text: str, at: int) -> int:

@@ -26,13 +26,20 @@ outside the YAML core/standard set are rejected with a ``ParseError`` at line:co
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Callable
 
 import yaml
 
-from treeagent.algorithm.tree import NO_CHILDREN, Node, ParseError, Tree, index_step, key_step
+from treeagent.algorithm.tree import (
+    NO_CHILDREN,
+    Node,
+    ParseError,
+    Tree,
+    collector_paused,
+    index_step,
+    key_step,
+)
 from treeagent.formats import Format
 from treeagent.formats.comments import hash_after, hash_lines_before, keep_comments
 from treeagent.formats.escapes import escape_starts_at
@@ -74,12 +81,13 @@ _MAP, _SEQ, _DOC = 0, 1, 2
 _COMMENT_MARK = re.compile(r"(?:^|[ \t\r])#", re.M)
 
 
-def _may_comment(text: str, lo: int, end: int) -> bool:
-    """Whether a ``#`` in ``text[lo:]`` up to the end of ``end``'s line may start a
-    comment (first on its line or after blank space): where none does, keep_comments
-    finds no comment to move (a ``$ref: '#/...'`` is none)."""
+def _comment_marks(text: str, lo: int, end: int) -> list[int]:
+    """Offsets of the ``#`` in ``text[lo:]`` up to the end of ``end``'s line that may
+    start a comment (first on its line or after blank space): keep_comments moves no
+    other (a ``$ref: '#/...'`` is none)."""
     eol = text.find("\n", end)
-    return _COMMENT_MARK.search(text, lo, len(text) if eol < 0 else eol + 1) is not None
+    return [m.end() - 1 for m in
+            _COMMENT_MARK.finditer(text, lo, len(text) if eol < 0 else eol + 1)]
 
 
 class _UseFallback(Exception):
@@ -436,8 +444,10 @@ class _Builder:
             lo = 0
             for root, start, end, _ in self.docs:  # implicit documents start at their root
                 bound = lo if start == root.start else start
-                if _may_comment(self.text, bound, end):
-                    keep_comments(self.text, root, bound, hash_lines_before, hash_after)
+                marks = _comment_marks(self.text, bound, end)
+                if marks:
+                    keep_comments(self.text, root, bound, hash_lines_before, hash_after,
+                                  marks=marks)
                 lo = end
         if len(self.docs) == 1:
             return Tree(self.text, self.docs[0][0], "yaml", "$")
@@ -520,41 +530,64 @@ class _TextReader:
         return piece
 
 
-def _build(text: str, loader: type, checked: bool) -> Tree:
-    offset = 1 if checked and text.startswith("\ufeff") else 0  # libyaml skips the BOM
-    builder = _Builder(text, offset, checked)
-    # The cyclic collector would rescan the growing tree over and over (about half of
-    # the parse time on a 3.5 MB stream); nothing built here is garbage.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+def _pyyaml_events(loader: type, checked: bool) -> Callable[[_Builder], None]:
+    """Feeds a builder PyYAML's events (``loader``: libyaml's or the pure-Python one)."""
+
+    def feed(builder: _Builder) -> None:
+        text = builder.text
         whole = not checked or (not text.isascii() and _SURROGATE.search(text) is not None)
         events = loader(text if whole else _TextReader(text))
         try:
             builder.run(events.get_event)
         finally:
             events.dispose()
-        assert not builder.stack
-        return builder.tree()
+
+    return feed
+
+
+def _compiled_events(builder: _Builder) -> None:
+    """Feeds a builder libyaml's events read in compiled code (``_yaml_libyaml``)."""
+    data = builder.text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError
+    assert _LIBYAML is not None
+    _LIBYAML.run(builder, data, _COMPILED_HELPERS)
+
+
+def _build(text: str, feed: Callable[[_Builder], None], checked: bool) -> Tree:
+    offset = 1 if checked and text.startswith("\ufeff") else 0  # libyaml skips the BOM
+    builder = _Builder(text, offset, checked)
+    try:
+        with collector_paused():  # about half of the parse time on a 3.5 MB stream otherwise
+            feed(builder)
+            assert not builder.stack
+            return builder.tree()
     except yaml.YAMLError as exc:
         if checked and "maximum nesting depth" in str(getattr(exc, "problem", "")):
             raise _UseFallback from None
         raise _yaml_error(text, exc, offset) from None
     except UnicodeEncodeError as exc:  # a lone surrogate cannot reach libyaml
         raise ParseError.at(text, exc.start, "invalid character (lone surrogate)") from None
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def parse(text: str) -> Tree:
-    """Parse YAML text (one document or a stream) into a Tree; raises ParseError."""
+    """Parse YAML text (one document or a stream) into a Tree; raises ParseError.
+
+    libyaml's events read in compiled code where the extension was built, else through
+    PyYAML's binding: the same events, the same tree. Where libyaml refuses the text,
+    PyYAML's parse gives the message; where libyaml's marks disagree with the text or
+    it nests too deep, the pure-Python parser takes over."""
+    if _LIBYAML is not None:
+        try:
+            return _build(text, _compiled_events, True)
+        except _UseFallback:
+            return _build(text, _pyyaml_events(_FlatKeysLoader, False), False)
+        except (_LIBYAML.LibyamlError, ParseError):
+            pass  # PyYAML's parse below says why (a lone surrogate: the same error)
     if _C_LOADER is not None:
         try:
-            return _build(text, _C_LOADER, True)
+            return _build(text, _pyyaml_events(_C_LOADER, True), True)
         except _UseFallback:
             pass
-    return _build(text, _FlatKeysLoader, False)
+    return _build(text, _pyyaml_events(_FlatKeysLoader, False), False)
 
 
 def _escape_len(text: str, i: int) -> int:
@@ -609,3 +642,13 @@ def safe_cut(text: str, pos: int) -> bool:
 
 FORMAT = Format("yaml", "YAML", (".yaml", ".yml"), parse, safe_cut,
                 sniff=looks_like_yaml)  # plain text is not claimed (formats.detect)
+
+
+try:
+    from treeagent.formats import _yaml_libyaml as _LIBYAML
+except ImportError:  # not built (no C compiler or no libyaml headers where it was installed)
+    _LIBYAML = None
+else:
+    _Frame = _LIBYAML.Frame  # type: ignore[misc]  # the same fields, typed, for both loops
+_COMPILED_HELPERS = (Node, NO_CHILDREN, key_step, _ATOMIC_PLAIN, _skip_properties,
+                     _UseFallback, ALLOWED_TAGS)
