@@ -26,6 +26,7 @@ outside the YAML core/standard set are rejected with a ``ParseError`` at line:co
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 
@@ -78,16 +79,18 @@ _PROP_END = " \t\r\n,[]{}"
 _MAP, _SEQ, _DOC = 0, 1, 2
 
 
-_COMMENT_MARK = re.compile(r"(?:^|[ \t\r])#", re.M)
+_HASH = re.compile("#")
+_HASH_AT = operator.methodcaller("start")
 
 
 def _comment_marks(text: str, lo: int, end: int) -> list[int]:
     """Offsets of the ``#`` in ``text[lo:]`` up to the end of ``end``'s line that may
-    start a comment (first on its line or after blank space): keep_comments moves no
-    other (a ``$ref: '#/...'`` is none)."""
+    start a comment (first in the text or after blank space): keep_comments moves no
+    other (a ``$ref: '#/...'`` is none). A literal ``#`` is found by the regex engine's
+    fast scan; the character before it is checked here."""
     eol = text.find("\n", end)
-    return [m.end() - 1 for m in
-            _COMMENT_MARK.finditer(text, lo, len(text) if eol < 0 else eol + 1)]
+    return [i for i in map(_HASH_AT, _HASH.finditer(text, lo, len(text) if eol < 0 else eol + 1))
+            if i == 0 or text[i - 1] in " \t\r\n"]
 
 
 class _UseFallback(Exception):

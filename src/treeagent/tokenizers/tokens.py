@@ -159,7 +159,7 @@ def _dedup_ids(pieces: list[str], encode_many) -> np.ndarray:
 
 def _cap_pieces(pieces: list[str], digit_safe: bool) -> list[str]:
     """Pieces longer than twice ``_CHUNK`` cut further at digit boundaries (parallelism)."""
-    if not digit_safe or all(len(p) <= 2 * _CHUNK for p in pieces):
+    if not digit_safe or max(map(len, pieces), default=0) <= 2 * _CHUNK:
         return pieces
     out: list[str] = []
     for p in pieces:
@@ -504,7 +504,12 @@ class HFTokenizer:
         lengths (the tiktoken twin for NFC pieces without added tokens); pieces whose
         bytes a normalizer changed take tokenizers' offsets instead."""
         seqs: list[list[int]] = [[] for _ in batch]
-        plain = [i for i, t in enumerate(batch) if twin and self._twin_applies([t])]
+        if twin and self._twin_applies(["".join(batch)]):
+            # every cut between pieces is next to an ASCII character, which no NFC
+            # composition crosses: the batch is NFC exactly when each piece is
+            plain = list(range(len(batch)))
+        else:
+            plain = [i for i, t in enumerate(batch) if twin and self._twin_applies([t])]
         if plain:
             for i, ids in zip(plain, self._encode_many([batch[i] for i in plain])):
                 seqs[i] = ids
@@ -751,6 +756,7 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
         empty = np.zeros(0, dtype=dtype)
         return empty, empty
     parts: list[np.ndarray] = []
+    starts: list[tuple[np.ndarray, np.ndarray]] = []
     for lo in range(0, len(text), _POINTS_CHUNK):
         # one character past the chunk: a cut at its end needs the next character
         code = np.frombuffer(text[lo : lo + _POINTS_CHUNK + 1].encode("utf-32-le", "surrogatepass"),
@@ -758,15 +764,15 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
         digit = (code >= 48) & (code <= 57)
         cut = digit[:-1] & ~digit[1:] & (code[1:] < 128)
         parts.append(_first_per_gap((np.flatnonzero(cut) + (lo + 1)).astype(dtype)))
+        if lines:
+            starts.append(_line_starts(text, code, lo))
     points = _first_per_gap(np.concatenate(parts))  # a run may straddle two chunks
     if not lines:
         return points, points - 1
-    # a line start: "\n", indentation, then a character of [!-.0-~] (33-126 less "/")
-    found = np.fromiter(itertools.chain.from_iterable(m.span() for m in _LINE_START.finditer(text)),
-                        dtype=dtype)  # fmt: skip
-    if not len(found):
+    breaks = np.concatenate([b for b, _ in starts]).astype(dtype)
+    first = np.concatenate([f for _, f in starts]).astype(dtype)
+    if not len(breaks):
         return points, points - 1
-    breaks, first = found[0::2], found[1::2]  # first: the first non-indentation character
     indented = first - 1 > breaks + 1
     cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
     need = np.concatenate([points - 1, first, first[indented]])
@@ -774,6 +780,26 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
     cuts, need = cuts[order], need[order]
     keep = _first_per_gap(cuts, mask=True)
     return cuts[keep], need[keep]
+
+
+def _line_starts(text: str, code: np.ndarray, lo: int) -> tuple[np.ndarray, np.ndarray]:
+    """The line starts of ``_LINE_START`` whose line break lies in the chunk at ``lo``
+    (``code``: its characters and at least one more): each break's offset and its
+    line's first non-indentation character, an ASCII one other than space and "/"."""
+    breaks = np.flatnonzero(code[:-1] == 10)
+    nonblank = np.flatnonzero((code != 32) & (code != 9))
+    k = np.searchsorted(nonblank, breaks, side="right")
+    inside = k < len(nonblank)
+    first = nonblank[k[inside]]
+    c = code[first]
+    ok = (c >= 33) & (c <= 126) & (c != 47)
+    found_b, found_f = [breaks[inside][ok] + lo], [first[ok] + lo]
+    for b in breaks[~inside]:  # indentation up to the chunk's end: read on in the text
+        m = _LINE_START.match(text, lo + int(b))
+        if m is not None:
+            found_b.append(np.array([m.start()]))
+            found_f.append(np.array([m.end()]))
+    return np.concatenate(found_b), np.concatenate(found_f)
 
 
 def _first_per_gap(cuts: np.ndarray, mask: bool = False) -> np.ndarray:
