@@ -763,3 +763,28 @@ def test_real_yaml_token_starts_and_exact_span_counts(qwen3: Any) -> None:
         b = a + rng.randrange(300, 6000) if rng.random() < 0.5 else rng.choice(breaks) + rng.randrange(-2, 9)
         a, b = sorted((max(0, a), min(len(text), b)))
         assert index.exact(a, b) == qwen3.count(text[a:b]), (a, b)
+
+
+@pytest.mark.skipif(yaml_format._LIBYAML is None, reason="compiled event reader not built")
+def test_compiled_reader_gives_pyyamls_trees_and_errors_across_its_read_pieces() -> None:
+    """The compiled reader hands libyaml the text in UTF-8 pieces of 65,536 characters:
+    multi-byte characters on every side of those cuts, block scalars and flow runs
+    across them, and a lone surrogate or a syntax error far into the text."""
+    rows = []
+    for i in range(6000):
+        rows.append(f"- ключ{i}: \"значение 😀 {i}\"\n  note: |\n    ünïcödé line {i}\n"
+                    f"  flow: [é, {i}, 'ß']\n")
+    text = "".join(rows)
+    assert len(text) > 3 * 65536
+    via_pyyaml = yaml_format._build(text, yaml_format._pyyaml_events(C_LOADER, True), True)
+    compiled = yaml_format._build(text, yaml_format._compiled_events, True)
+    assert [(n.kind, n.start, n.end, n.step, n.label, n.cut_start, n.cut_end, n.quote,
+             n.atomic, n.divisible) for n in compiled.nodes] == \
+        [(n.kind, n.start, n.end, n.step, n.label, n.cut_start, n.cut_end, n.quote,
+          n.atomic, n.divisible) for n in via_pyyaml.nodes]
+    for bad in (text + "- x: \ud800\n", text + "- [unclosed\n"):
+        with pytest.raises(ParseError) as got:
+            parse(bad)
+        with pytest.raises(ParseError) as want:
+            yaml_format._build(bad, yaml_format._pyyaml_events(C_LOADER, True), True)
+        assert str(got.value) == str(want.value)

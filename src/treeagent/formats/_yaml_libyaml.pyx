@@ -1,4 +1,5 @@
 # cython: language_level=3
+from libc.string cimport memcpy
 """libyaml's parser driven from compiled code for ``yaml_format`` (paper A.1).
 
 The same event loop as ``yaml_format._Builder.run``, event for event, but reading
@@ -67,13 +68,52 @@ cdef extern from "yaml.h":
         pass
     int yaml_parser_initialize(yaml_parser_t *parser)
     void yaml_parser_delete(yaml_parser_t *parser)
-    void yaml_parser_set_input_string(yaml_parser_t *parser, const unsigned char *input,
-                                      size_t size)
+    ctypedef int yaml_read_handler_t(void *data, unsigned char *buffer, size_t size,
+                                     size_t *size_read) noexcept
+    void yaml_parser_set_input(yaml_parser_t *parser, yaml_read_handler_t *handler, void *data)
     int yaml_parser_parse(yaml_parser_t *parser, yaml_event_t *event)
     void yaml_event_delete(yaml_event_t *event)
 
 
 cdef Py_ssize_t _MAX_DEPTH = 1000  # as PyYAML's own libyaml build allows
+cdef Py_ssize_t _READ_CHARS = 65536  # characters encoded to UTF-8 at a time (memory)
+
+
+cdef class _Source:
+    """The text handed to libyaml in UTF-8 a piece at a time: no UTF-8 copy of the
+    whole text (memory), as ``yaml_format._TextReader`` does for PyYAML."""
+
+    cdef str text
+    cdef Py_ssize_t pos
+    cdef bytes pending
+    cdef Py_ssize_t used
+    cdef object error
+
+    def __init__(self, str text):
+        self.text = text
+        self.pos = 0
+        self.pending = b""
+        self.used = 0
+        self.error = None
+
+
+cdef int _read(void *data, unsigned char *buffer, size_t size, size_t *size_read) noexcept:
+    """libyaml's read handler: the next bytes of the text, none at its end."""
+    cdef _Source src = <_Source>data
+    cdef Py_ssize_t n
+    try:
+        if src.used >= len(src.pending):
+            src.pending = src.text[src.pos : src.pos + _READ_CHARS].encode("utf-8")
+            src.pos = min(src.pos + _READ_CHARS, len(src.text))
+            src.used = 0
+        n = min(<Py_ssize_t>size, len(src.pending) - src.used)
+        memcpy(buffer, <const char *>src.pending + src.used, n)
+        src.used += n
+        size_read[0] = n
+        return 1
+    except BaseException as exc:  # a lone surrogate: libyaml stops with a reader error
+        src.error = exc
+        return 0
 
 
 class LibyamlError(Exception):
@@ -201,9 +241,9 @@ cdef void _attach(builder, Frame top, node, str text, dict steps, list indices,
         top.root = node
 
 
-def run(builder, bytes data, object helpers):
-    """Feed libyaml's events for ``data`` (``builder.text`` in UTF-8) to ``builder`` as
-    ``_Builder.run`` does. ``helpers``: (Node, NO_CHILDREN, key_step, atomic plain
+def run(builder, object helpers):
+    """Feed libyaml's events for ``builder.text`` to ``builder`` as ``_Builder.run``
+    does. ``helpers``: (Node, NO_CHILDREN, key_step, atomic plain
     scalar patterns by first character, skip_properties, use_fallback, allowed tags)."""
     (Node, NO_CHILDREN, key_step, atomic_plain, skip_properties, UseFallback,
      allowed) = helpers
@@ -226,7 +266,8 @@ def run(builder, bytes data, object helpers):
     cdef str value
     if not yaml_parser_initialize(&parser):
         raise MemoryError
-    yaml_parser_set_input_string(&parser, data, len(data))
+    source = _Source(text)
+    yaml_parser_set_input(&parser, _read, <void *>source)
     # no encoding set: libyaml detects UTF-8 and skips a BOM as PyYAML's stream input does
     try:
         while True:

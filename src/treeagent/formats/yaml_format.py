@@ -550,9 +550,8 @@ def _pyyaml_events(loader: type, checked: bool) -> Callable[[_Builder], None]:
 
 def _compiled_events(builder: _Builder) -> None:
     """Feeds a builder libyaml's events read in compiled code (``_yaml_libyaml``)."""
-    data = builder.text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError
     assert _LIBYAML is not None
-    _LIBYAML.run(builder, data, _COMPILED_HELPERS)
+    _LIBYAML.run(builder, _COMPILED_HELPERS)
 
 
 def _build(text: str, feed: Callable[[_Builder], None], checked: bool) -> Tree:
