@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo sections test test-vllm vllm-env bench clean
 
-$(STAMP): pyproject.toml
+# setup.py and the .pyx too: an edited compiled YAML reader is built again
+$(STAMP): pyproject.toml setup.py src/treeagent/formats/_yaml_libyaml.pyx
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev,bench,local,pipeline]'
