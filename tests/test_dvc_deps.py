@@ -28,10 +28,14 @@ TARGET = re.compile(r"^(treeagent(?:\.\w+)*)(?::[\w.]+)?$")
 
 
 def module_file(name: str) -> Path | None:
+    """The source of a treeagent module: its ``.py``, or the ``.pyx`` of a compiled one."""
     p = SRC.joinpath(*name.split("."))
     if (p / "__init__.py").is_file():
         return p / "__init__.py"
-    return p.with_suffix(".py") if p.with_suffix(".py").is_file() else None
+    for source in (p.with_suffix(".py"), p.with_suffix(".pyx")):
+        if source.is_file():
+            return source
+    return None
 
 
 REGISTRY = SRC / "treeagent" / "registry.py"
@@ -168,6 +172,8 @@ def imported_files(path: Path) -> frozenset[Path]:
     the modules that use a name the package does not bind. A registry of
     treeagent.registry imports its built-ins' modules when its records are read: they
     count for the modules that use the registry otherwise than for its names."""
+    if path.suffix == ".pyx":  # the compiled YAML reader imports no treeagent module
+        return frozenset()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package: list[str] = []
     if path.is_relative_to(SRC):
