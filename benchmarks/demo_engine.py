@@ -11,6 +11,8 @@ each candidate setting:
 * ``bf16``: bfloat16 weights (AMX / avx512_bf16 matrix units where the CPU has them);
 * ``bf16-b4``, ``bf16-b2``, ``bf16-b1``, ``fp32-b1``: batches of at most 4, 2, 1 (the
   engine's length order cutting padding; 1: no padding at all);
+* ``bf16-padded``, ``fp32-padded``: the batch prefilled as one padded forward pass (the
+  CPU default prefills each prompt apart, then decodes the batch together);
 * ``bf16-eager``: bf16 with transformers' eager attention instead of PyTorch SDPA;
 * ``int8``: fp32 with ``torch.ao.quantization.quantize_dynamic`` on every Linear layer;
 * ``auto``: the engine's ``dtype="auto"`` (what it picks on this CPU).
@@ -128,6 +130,8 @@ def int8_dynamic(model: Any) -> Any:
 SETTINGS = {
     "fp32": Setting("fp32", {"dtype": "float32"}),
     "bf16": Setting("bf16", {"dtype": "bfloat16"}),
+    "bf16-padded": Setting("bf16-padded", {"dtype": "bfloat16", "prefill": "batch"}),
+    "fp32-padded": Setting("fp32-padded", {"dtype": "float32", "prefill": "batch"}),
     "bf16-b4": Setting("bf16-b4", {"dtype": "bfloat16", "max_batch": 4}),
     "bf16-b2": Setting("bf16-b2", {"dtype": "bfloat16", "max_batch": 2}),
     "bf16-b1": Setting("bf16-b1", {"dtype": "bfloat16", "max_batch": 1}),

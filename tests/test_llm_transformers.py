@@ -241,3 +241,55 @@ def test_an_interrupted_run_leaves_the_engine_usable(monkeypatch) -> None:
 
     assert [r.text for r in asyncio.run(interrupted())] == ["second"]
     assert [r.text for r in generate(engine, [ask("third")])] == ["third"]
+
+
+# -- prefill of each prompt apart (no pad tokens computed) ----------------------------
+
+def test_prefill_selection() -> None:
+    from treeagent.llm.transformers_engine import select_prefill
+
+    assert select_prefill("auto", "cpu") == "each" and select_prefill("auto", "cuda:0") == "batch"
+    assert select_prefill("batch", "cpu") == "batch" and select_prefill("each", "cuda:1") == "each"
+    with pytest.raises(ValueError, match="prefill 'padded': use one of auto, batch, each"):
+        select_prefill("padded", "cpu")
+
+
+LONG = ("Summarize: the river runs past the old mill, under two bridges and along the "
+        "orchard, where the trees lean over the water and the path follows the bank. ") * 6
+
+
+def test_prefill_apart_gives_the_padded_batch_cache_and_replies(engine) -> None:
+    import torch
+
+    requests = [ask(QUESTIONS[0]), ask(LONG), ask(QUESTIONS[3])]  # 30 to 250 tokens
+    engine._load()
+    tok, model = engine._tokenizer, engine._model
+    tok.padding_side = "left"
+    enc = tok([engine.render(r) for r in requests], return_tensors="pt", padding=True,
+              add_special_tokens=False)
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    lengths = mask.sum(dim=1).tolist()
+    assert max(lengths) > 5 * min(lengths)  # much padding in the batch
+    with torch.inference_mode():
+        (name, apart), = engine._prefilled_apart(ids, mask).items()
+        positions = (mask.long().cumsum(-1) - 1).clamp(min=0)  # as generate numbers them
+        padded = getattr(model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1],
+                               position_ids=positions[:, :-1], use_cache=True), name)
+    assert len(apart.layers) == len(padded.layers) == model.config.num_hidden_layers
+    for mine, theirs in zip(apart.layers, padded.layers):
+        assert mine.keys.shape == theirs.keys.shape == (3, mine.keys.shape[1], ids.shape[1] - 1,
+                                                        mine.keys.shape[3])
+        for row, length in enumerate(lengths):
+            real = slice(ids.shape[1] - length, -1)  # the prompt's tokens but its last
+            assert torch.allclose(mine.keys[row, :, real], theirs.keys[row, :, real], atol=1e-4)
+            assert torch.allclose(mine.values[row, :, real], theirs.values[row, :, real],
+                                  atol=1e-4)
+            assert not mine.keys[row, :, : ids.shape[1] - length].any()  # pads: zeros, masked
+    each = generate(engine, requests)
+    engine.prefill = "batch"
+    try:
+        batch = generate(engine, requests)
+    finally:
+        engine.prefill = "each"
+    assert [r.text for r in each] == [r.text for r in batch]
+    assert all(r.text and r.error is None for r in each)

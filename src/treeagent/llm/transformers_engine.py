@@ -10,6 +10,9 @@ a CPU with bf16 matrix units (AMX or avx512_bf16), fp32 on other CPUs (where bf1
 emulated and slower than fp32). Attention is FlashAttention-2 when the
 ``flash_attn`` package is there (GPU, bf16/fp16), else PyTorch SDPA. A batch that runs
 out of GPU memory is split in halves and ``max_batch`` lowered to what fitted.
+``prefill="auto"``: on the CPU every prompt of a batch is prefilled alone and the batch
+decodes together (pad tokens cost a CPU as much as real ones); on a GPU the padded batch
+is one forward pass.
 
 Requests are generated greedily (temperature 0, paper C.3; seed 42) in batches with
 left padding, in one worker thread so the event loop stays free. Requests that arrive
@@ -44,6 +47,7 @@ DEFAULT_SEED = 42
 CPU_MAX_BATCH = 8
 GPU_MAX_BATCH = 64
 ATTENTIONS = ("auto", "sdpa", "flash_attention_2", "eager")
+PREFILLS = ("auto", "batch", "each")
 
 
 class DeviceError(ValueError):
@@ -141,6 +145,17 @@ def select_attention(attention: str, device: str, dtype: str) -> str:
     return "sdpa"
 
 
+def select_prefill(prefill: str, device: str) -> str:
+    """``auto``: ``each`` on the CPU (every prompt prefilled alone, no padding: a CPU's
+    tokens per second barely depend on the batch, so padded tokens are pure loss), ``batch``
+    on a GPU (one padded forward pass keeps the device busy)."""
+    if prefill not in PREFILLS:
+        raise ValueError(f"prefill {prefill!r}: use one of {', '.join(PREFILLS)}")
+    if prefill != "auto":
+        return prefill
+    return "each" if device == "cpu" else "batch"
+
+
 def _truncate_at_stop(text: str, stop: Sequence[str]) -> str:
     cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=-1)
     return text if cut < 0 else text[:cut]
@@ -163,6 +178,7 @@ class TransformersEngine:
         dtype: str | None = None,
         max_batch: int | None = None,
         attention: str = "auto",
+        prefill: str = "auto",
         threads: int | None = None,
         max_input_tokens: int | None = None,
         revision: str | None = None,
@@ -173,6 +189,7 @@ class TransformersEngine:
         self.device = select_device(device)
         self.dtype = select_dtype(dtype, self.device)
         self.attention = select_attention(attention, self.device, self.dtype)
+        self.prefill = select_prefill(prefill, self.device)
         # the weights' content hash, the dtype appended unless fp32 (module docstring)
         # (a hub name: its pinned commit, else unversioned: a label is no revision)
         base = (revision if self.source.local else None) or model_revision(self.source)
@@ -309,6 +326,8 @@ class TransformersEngine:
         torch.manual_seed(sampling.seed if sampling.seed is not None else DEFAULT_SEED)
         started = time.perf_counter()
         with torch.inference_mode():
+            if self.prefill == "each" and len(prompts) > 1:
+                kwargs.update(self._prefilled_apart(enc["input_ids"], enc["attention_mask"]))
             output = model.generate(
                 **enc, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, **kwargs
             )
@@ -327,6 +346,42 @@ class TransformersEngine:
             n_out = len(ids) + (len(ids) < len(row))  # the end-of-sequence token counts
             replies.append(Response(text, int(count_in), n_out, latency))
         return replies
+
+    def _prefilled_apart(self, ids: Any, mask: Any) -> dict[str, Any]:
+        """The batch's cache with every prompt but its last token prefilled alone (no pad
+        tokens computed), left-padded into one cache for ``generate``, which then runs the
+        last tokens and decodes the batch together. The positions and the masked pad
+        entries are those of the padded batch. ``{}`` (a padded prefill) for models whose
+        cache is not one plain key/value tensor pair per layer (sliding windows,
+        recurrent states) or a prompt of one token."""
+        import inspect
+
+        import torch
+        import torch.nn.functional as F
+        from transformers import DynamicCache
+
+        model = self._model
+        lengths = mask.sum(dim=1).tolist()
+        if min(lengths) < 2:
+            return {}
+        width = ids.shape[1] - 1  # the cache covers all but the last column
+        name = "cache" if "cache" in inspect.signature(model.forward).parameters \
+            else "past_key_values"
+        rows = []
+        for row, length in zip(ids, lengths):
+            out = model(input_ids=row[None, ids.shape[1] - length : -1], use_cache=True,
+                        logits_to_keep=1)
+            cache = getattr(out, name, None)
+            layers = getattr(cache, "layers", None)
+            if type(cache) is not DynamicCache or not layers or any(
+                    type(layer).__name__ != "DynamicLayer" for layer in layers):
+                return {}
+            pad = (0, 0, width - (length - 1), 0)  # left, on the sequence axis
+            rows.append([(F.pad(layer.keys, pad), F.pad(layer.values, pad))
+                         for layer in layers])
+        merged = [(torch.cat([r[i][0] for r in rows]), torch.cat([r[i][1] for r in rows]))
+                  for i in range(len(rows[0]))]
+        return {name: DynamicCache(merged)}
 
     async def aclose(self) -> None:
         self._executor.shutdown(wait=False)
