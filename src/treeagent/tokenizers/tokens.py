@@ -484,20 +484,42 @@ class HFTokenizer:
 
     def token_starts(self, text: str) -> np.ndarray:
         """Token starts by pieces cut at pre-token boundaries (line starts where
-        line-safe, else digit boundaries), each distinct piece tokenized once; int32."""
+        line-safe, also around added tokens, else digit boundaries), each distinct piece
+        tokenized once; int32."""
         if not text:
             return np.zeros(0, dtype=np.int64)
         if self._fast is None:
             enc = self._tok.encode(text, add_special_tokens=False)
             return np.fromiter((o[0] for o in enc.offsets), dtype=np.int64, count=len(enc.ids))
-        if self.line_safe_for(text):
+        if self.line_safe and (self.added_local or self.line_safe_for(text)):
             if self._spec is not None and len(text) >= _TWIN_MIN_CHARS:
                 self.prepare()
-            pieces = _iter_capped(_iter_line_pieces(text), self.digit_safe)
+            pieces = _iter_capped(self._line_pieces_between_added(text), self.digit_safe)
             return _piece_starts(pieces, len(text), self._piece_offsets)
         points = _split_points(text) if self.digit_safe else [0, len(text)]
         pieces = (text[a:b] for a, b in zip(points, points[1:]))
         return _piece_starts(pieces, len(text), functools.partial(self._piece_offsets, twin=False))
+
+    def _line_pieces_between_added(self, text: str) -> Iterator[str]:
+        """``_iter_line_pieces`` of the text between added tokens, each added token a
+        piece of its own (for ``added_local`` tokenizers): tokenizers split added tokens
+        off before normalizing and pre-tokenizing, and pre-tokenize the text between two
+        of them by itself, so both ends of an added token are token boundaries and the
+        line cuts of each stretch between them are those of that stretch as a text.
+        (Line cuts over the whole text would not all hold: indentation before an added
+        token, ``"\n  <think>"``, is one pre-token there.)"""
+        added = self._added
+        if added is None or added.search(text) is None:
+            yield from _iter_line_pieces(text)
+            return
+        a = 0
+        for m in added.finditer(text):
+            if m.start() > a:
+                yield from _iter_line_pieces(text[a : m.start()])
+            yield m.group()
+            a = m.end()
+        if a < len(text):
+            yield from _iter_line_pieces(text[a:])
 
     def _piece_offsets(self, batch: list[str], twin: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Token starts inside each piece (flat) and token counts: from the ids' byte
