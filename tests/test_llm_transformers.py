@@ -255,13 +255,13 @@ def test_prefill_selection() -> None:
 
 
 LONG = ("Summarize: the river runs past the old mill, under two bridges and along the "
-        "orchard, where the trees lean over the water and the path follows the bank. ") * 6
+        "orchard, where the trees lean over the water and the path follows the bank. ") * 3
 
 
 def test_prefill_apart_gives_the_padded_batch_cache_and_replies(engine) -> None:
     import torch
 
-    requests = [ask(QUESTIONS[0]), ask(LONG), ask(QUESTIONS[3])]  # 30 to 250 tokens
+    requests = [ask(QUESTIONS[0]), ask(LONG), ask(QUESTIONS[3])]  # 37 to 131 tokens
     engine._load()
     tok, model = engine._tokenizer, engine._model
     tok.padding_side = "left"
@@ -269,7 +269,7 @@ def test_prefill_apart_gives_the_padded_batch_cache_and_replies(engine) -> None:
               add_special_tokens=False)
     ids, mask = enc["input_ids"], enc["attention_mask"]
     lengths = mask.sum(dim=1).tolist()
-    assert max(lengths) > 5 * min(lengths)  # much padding in the batch
+    assert max(lengths) > 3 * min(lengths)  # much padding in the batch
     with torch.inference_mode():
         (name, apart), = engine._prefilled_apart(ids, mask).items()
         positions = (mask.long().cumsum(-1) - 1).clamp(min=0)  # as generate numbers them
