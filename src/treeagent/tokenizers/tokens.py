@@ -474,14 +474,6 @@ class HFTokenizer:
         ends its own section: then no line cuts are used."""
         return self.line_safe and (self._added is None or self._added.search(text) is None)
 
-    def _ids(self, text: str) -> np.ndarray:
-        if self.line_safe_for(text):
-            return _dedup_ids(_cap_pieces(_line_pieces(text), self.digit_safe), self._encode_many)
-        points = _split_points(text) if self.digit_safe else [0, len(text)]
-        pieces = [text[a:b] for a, b in zip(points, points[1:])]
-        encs = self._tok.encode_batch_fast(pieces, add_special_tokens=False)
-        return np.fromiter((i for e in encs for i in e.ids), dtype=np.int64)
-
     def token_starts(self, text: str) -> np.ndarray:
         """Token starts by pieces cut at pre-token boundaries (line starts where
         line-safe, also around added tokens, else digit boundaries), each distinct piece
@@ -707,7 +699,11 @@ class TokenIndex:
         self._need: np.ndarray | None = None
         if getattr(tokenizer, "digit_safe", False):
             line_safe = getattr(tokenizer, "line_safe_for", None)
-            self._safe, self._need = _safe_points(text, bool(line_safe and line_safe(text)))
+            lines, added = bool(line_safe and line_safe(text)), None
+            if not lines and getattr(tokenizer, "line_safe", False) and getattr(
+                    tokenizer, "added_local", False):
+                lines, added = True, tokenizer._added  # the text holds an added token
+            self._safe, self._need = _safe_points(text, lines, added)
 
     def count(self, start: int, end: int) -> int:
         """Tokens overlapping ``[start, end)``: a close, slightly generous estimate of
@@ -760,7 +756,8 @@ _POINTS_CHUNK = 1 << 18  # characters scanned at a time by ``_safe_points`` (mem
 _POINTS_GAP = 64  # ``_safe_points`` keeps one cut per this many characters (memory)
 
 
-def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _safe_points(text: str, lines: bool = False,
+                 added: re.Pattern[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Cuts that are pre-token boundaries whatever the text around them, and for each
     the last character that must lie inside a span for the cut to hold in the span's
     own tokenization (both non-decreasing; used by ``TokenIndex.exact``).
@@ -772,6 +769,8 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
     (int64 from 2**31 characters). Only the first cut of every ``_POINTS_GAP``
     characters is kept (memory: a cut every ~30 characters took ~2 MB per MB of YAML):
     any two cuts give the exact count, farther ones only tokenize longer edges.
+    ``added``: the tokenizer's added tokens (``added_local``), in a text that holds some:
+    no cut inside the indentation before one (there it is one pre-token).
     """
     dtype = np.int32 if len(text) < 2**31 else np.int64
     if not text:
@@ -796,6 +795,9 @@ def _safe_points(text: str, lines: bool = False) -> tuple[np.ndarray, np.ndarray
     if not len(breaks):
         return points, points - 1
     indented = first - 1 > breaks + 1
+    if added is not None:
+        at = np.fromiter((m.start() for m in added.finditer(text)), dtype=np.int64)
+        indented &= ~np.isin(first, at)
     cuts = np.concatenate([points, breaks + 1, first[indented] - 1])
     need = np.concatenate([points - 1, first, first[indented]])
     order = np.argsort(cuts, kind="stable")
