@@ -211,7 +211,7 @@ class _ByteLevel:
 
 #: distinct piece characters tokenized at a time, output tokens assembled at a time by
 #: ``_piece_starts``: no per-token Python object outlives one batch (memory, not speed)
-_BATCH_CHARS = 1 << 18
+_BATCH_CHARS = 1 << 17
 _GATHER_TOKENS = 1 << 16
 
 
@@ -752,7 +752,7 @@ class TokenIndex:
         return int(self.starts[i]) if i < self.total else len(self.text)
 
 
-_POINTS_CHUNK = 1 << 18  # characters scanned at a time by ``_safe_points`` (memory)
+_POINTS_CHUNK = 1 << 16  # characters scanned at a time by ``_safe_points`` (memory)
 _POINTS_GAP = 64  # ``_safe_points`` keeps one cut per this many characters (memory)
 
 
