@@ -469,9 +469,10 @@ class HFTokenizer:
         )
 
     def line_safe_for(self, text: str) -> bool:
-        """Are ``_line_pieces`` cuts pre-token boundaries in ``text``? Added tokens are
-        split off before pre-tokenization, so indentation before one (``"\\n  <think>"``)
-        ends its own section: then no line cuts are used."""
+        """Are ``_line_pieces`` cuts over the whole of ``text`` pre-token boundaries?
+        Added tokens are split off before pre-tokenization, so indentation before one
+        (``"\\n  <think>"``) ends its own section: not in a text that holds one
+        (``token_starts`` and ``TokenIndex`` then cut between added tokens)."""
         return self.line_safe and (self._added is None or self._added.search(text) is None)
 
     def token_starts(self, text: str) -> np.ndarray:
