@@ -87,14 +87,12 @@ cdef class _Source:
     cdef Py_ssize_t pos
     cdef bytes pending
     cdef Py_ssize_t used
-    cdef object error
 
     def __init__(self, str text):
         self.text = text
         self.pos = 0
         self.pending = b""
         self.used = 0
-        self.error = None
 
 
 cdef int _read(void *data, unsigned char *buffer, size_t size, size_t *size_read) noexcept:
@@ -111,8 +109,7 @@ cdef int _read(void *data, unsigned char *buffer, size_t size, size_t *size_read
         src.used += n
         size_read[0] = n
         return 1
-    except BaseException as exc:  # a lone surrogate: libyaml stops with a reader error
-        src.error = exc
+    except BaseException:  # a lone surrogate: libyaml stops with a reader error
         return 0
 
 

@@ -130,6 +130,20 @@ def _iter_line_pieces(text: str) -> Iterator[str]:
         yield text[a:]
 
 
+def _line_pieces_between(text: str, added: re.Pattern[str] | None) -> Iterator[str]:
+    """``_iter_line_pieces`` of each stretch of ``text`` between matches of ``added``,
+    each match a piece of its own (``HFTokenizer.line_cuts_for``)."""
+    a = 0
+    if added is not None:
+        for m in added.finditer(text):
+            if m.start() > a:
+                yield from _iter_line_pieces(text[a : m.start()])
+            yield m.group()
+            a = m.end()
+    if a < len(text):
+        yield from _iter_line_pieces(text[a:])
+
+
 def _line_pieces(text: str) -> list[str]:
     """``_iter_line_pieces`` as a list."""
     return list(_iter_line_pieces(text))
@@ -484,35 +498,28 @@ class HFTokenizer:
         if self._fast is None:
             enc = self._tok.encode(text, add_special_tokens=False)
             return np.fromiter((o[0] for o in enc.offsets), dtype=np.int64, count=len(enc.ids))
-        if self.line_safe and (self.added_local or self.line_safe_for(text)):
+        lines, added = self.line_cuts_for(text)
+        if lines:
             if self._spec is not None and len(text) >= _TWIN_MIN_CHARS:
                 self.prepare()
-            pieces = _iter_capped(self._line_pieces_between_added(text), self.digit_safe)
+            pieces = _iter_capped(_line_pieces_between(text, added), self.digit_safe)
             return _piece_starts(pieces, len(text), self._piece_offsets)
         points = _split_points(text) if self.digit_safe else [0, len(text)]
         pieces = (text[a:b] for a, b in zip(points, points[1:]))
         return _piece_starts(pieces, len(text), functools.partial(self._piece_offsets, twin=False))
 
-    def _line_pieces_between_added(self, text: str) -> Iterator[str]:
-        """``_iter_line_pieces`` of the text between added tokens, each added token a
-        piece of its own (for ``added_local`` tokenizers): tokenizers split added tokens
-        off before normalizing and pre-tokenizing, and pre-tokenize the text between two
-        of them by itself, so both ends of an added token are token boundaries and the
-        line cuts of each stretch between them are those of that stretch as a text.
-        (Line cuts over the whole text would not all hold: indentation before an added
-        token, ``"\n  <think>"``, is one pre-token there.)"""
-        added = self._added
-        if added is None or added.search(text) is None:
-            yield from _iter_line_pieces(text)
-            return
-        a = 0
-        for m in added.finditer(text):
-            if m.start() > a:
-                yield from _iter_line_pieces(text[a : m.start()])
-            yield m.group()
-            a = m.end()
-        if a < len(text):
-            yield from _iter_line_pieces(text[a:])
+    def line_cuts_for(self, text: str) -> tuple[bool, re.Pattern[str] | None]:
+        """Whether ``text`` is cut at line starts, and the added tokens it is first cut
+        between (None: over the whole text). tokenizers splits added tokens off before
+        normalizing and pre-tokenizing, and pre-tokenizes the text between two of them by
+        itself: for ``added_local`` tokenizers both ends of an added token are token
+        boundaries, and each stretch between them takes the line cuts of a text of its
+        own (over the whole text they would not all hold, see ``line_safe_for``)."""
+        if not self.line_safe:
+            return False, None
+        if self.line_safe_for(text):
+            return True, None
+        return (True, self._added) if self.added_local else (False, None)
 
     def _piece_offsets(self, batch: list[str], twin: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Token starts inside each piece (flat) and token counts: from the ids' byte
@@ -699,11 +706,10 @@ class TokenIndex:
         self._safe: np.ndarray | None = None
         self._need: np.ndarray | None = None
         if getattr(tokenizer, "digit_safe", False):
+            cuts_for = getattr(tokenizer, "line_cuts_for", None)  # else whole-text cuts
             line_safe = getattr(tokenizer, "line_safe_for", None)
-            lines, added = bool(line_safe and line_safe(text)), None
-            if not lines and getattr(tokenizer, "line_safe", False) and getattr(
-                    tokenizer, "added_local", False):
-                lines, added = True, tokenizer._added  # the text holds an added token
+            lines, added = (cuts_for(text) if cuts_for is not None
+                            else (bool(line_safe and line_safe(text)), None))
             self._safe, self._need = _safe_points(text, lines, added)
 
     def count(self, start: int, end: int) -> int:
