@@ -6,8 +6,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo sections test test-vllm vllm-env bench clean
 
-# setup.py and the .pyx too: an edited compiled YAML reader is built again
-$(STAMP): pyproject.toml setup.py src/treeagent/formats/_yaml_libyaml.pyx
+# setup.py and the .pyx files too: an edited compiled part is built again
+$(STAMP): pyproject.toml setup.py src/treeagent/formats/_yaml_libyaml.pyx \
+		src/treeagent/tokenizers/_line_pieces.pyx
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev,bench,local,pipeline]'

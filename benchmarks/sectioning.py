@@ -94,7 +94,7 @@ def build_input(fmt: str, target_chars: int) -> str:
             if n >= target_chars:
                 break
         return "[" + ",\n".join(parts) + "]"
-    folder = {"html": "html/mozilla-readability-test-pages", "yaml": "yaml/apis-guru-openapi-directory"}[fmt]
+    folder = MIRRORED[fmt]
     files = sorted((root / folder).rglob("*.html" if fmt == "html" else "*.yaml")) if root else []
     parts, n = [], 0
     for f in files:
@@ -214,7 +214,7 @@ def main() -> None:
           "splits; 'max tokens' "
           "below re-counts each chunk whole. Timings: median of --runs, tokenizer loading "
           "excluded for all.")
-    rows = [bench_format(fmt, args, tk) for fmt in args.formats]
+    rows = [bench_format(fmt, args, tk) for fmt in with_input(args.formats)]
     print("\n== CPU-time medians of --runs (one encode and chonkie on the same input)")
     print(f"{'format':<11}{'tokens':>11}{'encode':>9}{'ours':>8}{'chonkie':>9}"
           f"{'ours/encode':>13}{'ours/chonkie':>14}  target")
@@ -226,6 +226,24 @@ def main() -> None:
               f"{targets.get(fmt, 'not slower than before')}")
     if args.against:
         compare_against(args)
+
+
+MIRRORED = {"html": "html/mozilla-readability-test-pages",
+            "yaml": "yaml/apis-guru-openapi-directory"}  # inputs only a mirror holds
+
+
+def with_input(fmts: list[str]) -> list[str]:
+    """``fmts`` less those whose input needs the sources' mirror where there is none (a
+    line says so: a fresh clone benchmarks JSON, from the shipped samples, and JavaScript)."""
+    root = next((r for r in ROOTS if r.is_dir()), None)
+    kept = []
+    for fmt in fmts:
+        if fmt in MIRRORED and (root is None or not (root / MIRRORED[fmt]).is_dir()):
+            print(f"{fmt}: skipped, its input is {MIRRORED[fmt]}/ of the sources' mirror: "
+                  f"set TREEAGENT_MIRROR to a mirror folder (acquire.mode: mirror)")
+        else:
+            kept.append(fmt)
+    return kept
 
 
 def input_text(fmt: str, args: argparse.Namespace) -> str:

@@ -172,7 +172,7 @@ def imported_files(path: Path) -> frozenset[Path]:
     the modules that use a name the package does not bind. A registry of
     treeagent.registry imports its built-ins' modules when its records are read: they
     count for the modules that use the registry otherwise than for its names."""
-    if path.suffix == ".pyx":  # the compiled YAML reader imports no treeagent module
+    if path.suffix == ".pyx":  # the compiled parts import no treeagent module
         return frozenset()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package: list[str] = []

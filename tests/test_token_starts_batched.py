@@ -113,3 +113,41 @@ def test_safe_points_in_chunks_equal_the_whole_text_scan(monkeypatch, text: str,
     monkeypatch.setattr(tokens, "_POINTS_GAP", gap)
     cuts, need = tokens._safe_points(text, lines)
     assert (cuts.tolist(), need.tolist()) == reference_safe_points(text, lines)
+
+
+
+def slotted(cls: type, text: str, added: Any, digit_safe: bool, limit: int) -> tuple:
+    """Slots, order, lengths and flushed batches of the line pieces through ``cls``."""
+    slot: dict[str, int] = {}
+    order, lengths = tokens.array.array("q"), tokens.array.array("q")
+    batches: list[list[str]] = []
+    slots = cls(slot, order, lengths, limit, lambda b: batches.append(list(b)))
+    tokens._line_slots(text, added, digit_safe)(slots)
+    slots.close()
+    return list(slot.items()), order.tolist(), lengths.tolist(), batches
+
+
+@pytest.mark.skipif(tokens._COMPILED is None, reason="the compiled line-piece loop is not built")
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS, limit=st.sampled_from([1, 16, 1 << 17]), chunk=st.sampled_from([2, 5, 1 << 16]),
+       digit_safe=st.booleans(), with_added=st.booleans())
+def test_compiled_line_slots_are_the_python_ones(qwen3, monkeypatch, text: str, limit: int,
+                                                 chunk: int, digit_safe: bool,
+                                                 with_added: bool) -> None:
+    monkeypatch.setattr(tokens, "_CHUNK", chunk)  # long pieces cut at digit boundaries
+    added = qwen3._added if with_added else None
+    got = slotted(tokens._COMPILED.LineSlots, text, added, digit_safe, limit)
+    assert got == slotted(tokens.PieceSlots, text, added, digit_safe, limit)
+    # the pieces are those of the Python generators, slotted in text order
+    pieces = list(tokens._iter_capped(tokens._line_pieces_between(text, added), digit_safe))
+    assert [got[0][k][0] for k in got[1]] == pieces
+    assert all(sum(map(len, b)) >= limit for b in got[3][:-1]) and all(got[3])
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS)
+def test_qwen3_starts_without_the_compiled_loop(qwen3, small_batches, monkeypatch,
+                                                text: str) -> None:
+    monkeypatch.setattr(tokens, "_COMPILED", None)  # an install without a C compiler
+    assert qwen3.token_starts(text).tolist() == reference(qwen3, text)

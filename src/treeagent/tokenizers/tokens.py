@@ -28,6 +28,10 @@ BUILTIN = ("qwen3", "qwen2.5", "cl100k_base", "o200k_base")
 _CHUNK = 65536
 _TWIN_MIN_CHARS = 1 << 18  # build the tiktoken twin for inputs from 256K characters
 _QWEN25_LAST_ID = 151664  # Qwen2.5 keeps added tokens up to this id (its tokenizer.json)
+try:  # the line-piece loop in compiled code (setup.py); optional, the same pieces
+    from treeagent.tokenizers import _line_pieces as _COMPILED
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _COMPILED = None
 _TIKTOKEN_URLS = {
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
@@ -187,12 +191,95 @@ def _cap_pieces(pieces: list[str], digit_safe: bool) -> list[str]:
 
 def _iter_capped(pieces: Iterable[str], digit_safe: bool) -> Iterator[str]:
     """``_cap_pieces`` one piece at a time."""
+    return _capped(pieces, 2 * _CHUNK, _split_piece) if digit_safe else iter(pieces)
+
+
+def _capped(pieces: Iterable[str], cap: int, split: Callable[[str], list[str]]
+            ) -> Iterator[str]:
+    """``pieces``, each longer than ``cap`` cut by ``split``."""
     for p in pieces:
-        if not digit_safe or len(p) <= 2 * _CHUNK:
+        if len(p) <= cap:
             yield p
-            continue
-        points = _split_points(p)
-        yield from (p[a:b] for a, b in zip(points, points[1:]))
+        else:
+            yield from split(p)
+
+
+def _split_piece(p: str) -> list[str]:
+    """``p`` cut at ``_split_points``."""
+    points = _split_points(p)
+    return [p[a:b] for a, b in zip(points, points[1:])]
+
+
+class PieceSlots:
+    """Slots of pieces in text order, for ``_piece_starts``: ``slot`` maps each distinct
+    piece to its slot, ``order`` gets each piece's slot, ``lengths`` each distinct
+    piece's characters, and the new distinct pieces go to ``flush`` in batches of
+    ``limit`` characters or more (and the rest on ``close``). Where the extension was
+    built, ``treeagent.tokenizers._line_pieces.LineSlots`` does the same in compiled
+    code (``make_slots``)."""
+
+    def __init__(self, slot: dict[str, int], order: array.array, lengths: array.array,
+                 limit: int, flush: Callable[[list[str]], object]) -> None:
+        self.slot, self.order, self.lengths = slot, order, lengths
+        self.limit, self.flush = limit, flush
+        self.batch: list[str] = []
+        self.size = 0
+
+    def add(self, piece: str) -> None:
+        self.extend((piece,))
+
+    def extend(self, pieces: Iterable[str]) -> None:
+        slot, order, lengths, batch = self.slot, self.order, self.lengths, self.batch
+        for piece in pieces:
+            k = slot.get(piece)
+            if k is None:
+                k = slot[piece] = len(slot)
+                lengths.append(len(piece))
+                batch.append(piece)
+                self.size += len(piece)
+                if self.size >= self.limit:
+                    self.flush(batch)
+                    self.batch = batch = []
+                    self.size = 0
+            order.append(k)
+
+    def lines(self, text: str, start: int, end: int, cap: int,
+              split: Callable[[str], list[str]]) -> None:
+        """Slot the line pieces of ``text[start:end]`` (``_iter_line_pieces``), a piece
+        longer than ``cap`` cut by ``split`` first."""
+        pieces = _iter_line_pieces(text[start:end])  # the whole text: no copy
+        self.extend(_capped(pieces, cap, split) if end - start > cap else pieces)
+
+    def close(self) -> None:
+        if self.batch:
+            self.flush(self.batch)
+            self.batch = []
+            self.size = 0
+
+
+def make_slots(slot: dict[str, int], order: array.array, lengths: array.array, limit: int,
+               flush: Callable[[list[str]], object]) -> PieceSlots:
+    """The compiled ``LineSlots`` where the extension was built, else ``PieceSlots``."""
+    cls = PieceSlots if _COMPILED is None else _COMPILED.LineSlots
+    return cls(slot, order, lengths, limit, flush)
+
+
+def _line_slots(text: str, added: re.Pattern[str] | None, digit_safe: bool
+                ) -> Callable[[PieceSlots], None]:
+    """Slotting of ``_iter_capped(_line_pieces_between(text, added), digit_safe)``:
+    the line pieces of each stretch between added tokens, each added token a piece of
+    its own."""
+    cap = 2 * _CHUNK if digit_safe else len(text)
+
+    def fill(slots: PieceSlots) -> None:
+        a = 0
+        for m in added.finditer(text) if added is not None else ():
+            slots.lines(text, a, m.start(), cap, _split_piece)
+            slots.add(m.group())
+            a = m.end()
+        slots.lines(text, a, len(text), cap, _split_piece)
+
+    return fill
 
 
 def _char_starts(text: str, byte_starts: np.ndarray) -> np.ndarray:
@@ -268,42 +355,31 @@ def _relative_starts(
 
 
 def _piece_starts(
-    pieces: Iterable[str], n_chars: int,
+    fill: Callable[[PieceSlots], None], n_chars: int,
     encode: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
 ) -> np.ndarray:
-    """Token starts of the concatenation of ``pieces`` (``n_chars`` characters; every
-    piece boundary a pre-token boundary), each distinct piece tokenized once:
-    ``encode(batch)`` gives the starts inside each piece (flat) and each piece's token
-    count. Pieces are tokenized ``_BATCH_CHARS`` characters at a time and the output
-    assembled ``_GATHER_TOKENS`` tokens at a time, so memory stays a few bytes per
-    token: int32 offsets (int64 from 2**31 characters)."""
+    """Token starts of the concatenation of the pieces that ``fill`` gives its
+    :class:`PieceSlots` (``n_chars`` characters; every piece boundary a pre-token
+    boundary), each distinct piece tokenized once: ``encode(batch)`` gives the starts
+    inside each piece (flat) and each piece's token count. Pieces are tokenized
+    ``_BATCH_CHARS`` characters at a time and the output assembled ``_GATHER_TOKENS``
+    tokens at a time, so memory stays a few bytes per token: int32 offsets (int64 from
+    2**31 characters)."""
     dtype = np.int32 if n_chars < 2**31 else np.int64
     slot: dict[str, int] = {}
     order = array.array("q")  # slot of each piece, in text order
     lengths = array.array("q")  # characters of each distinct piece
     rels: list[np.ndarray] = []
     counts: list[np.ndarray] = []
-    batch: list[str] = []
-    size = 0
 
     def flush(batch: list[str]) -> None:
         rel, n = encode(batch)
         rels.append(rel.astype(dtype))
         counts.append(n)
 
-    for piece in pieces:
-        k = slot.get(piece)
-        if k is None:
-            k = slot[piece] = len(slot)
-            lengths.append(len(piece))
-            batch.append(piece)
-            size += len(piece)
-            if size >= _BATCH_CHARS:
-                flush(batch)
-                batch, size = [], 0
-        order.append(k)
-    if batch:
-        flush(batch)
+    slots = make_slots(slot, order, lengths, _BATCH_CHARS, flush)
+    fill(slots)
+    slots.close()
     slot.clear()
     if not order:
         return np.zeros(0, dtype=dtype)
@@ -462,11 +538,13 @@ class HFTokenizer:
             if self._twin is None:
                 self._spec = None  # not applicable: never try again
 
-    def _encode_many(self, texts: list[str]) -> list[list[int]]:
+    def _encode_many(self, texts: list[str], checked: bool = False) -> list[list[int]]:
+        """Token ids of each text: the tiktoken twin's where it applies (``checked``:
+        the caller found that it does for each text), else tokenizers'."""
         if self._spec is not None and sum(map(len, texts)) >= _TWIN_MIN_CHARS:
             self.prepare()
         twin = self._twin
-        if twin is not None and self._twin_applies(texts):
+        if twin is not None and (checked or self._twin_applies(texts)):
             if len(texts) <= 64:  # few long pieces: tiktoken's threads run in parallel
                 return twin.encode_ordinary_batch(texts)
             encode = twin.encode_ordinary
@@ -481,6 +559,22 @@ class HFTokenizer:
             unicodedata.is_normalized("NFC", t) and (added is None or added.search(t) is None)
             for t in texts
         )
+
+    def _twin_pieces(self, batch: list[str]) -> list[int]:
+        """The pieces of ``batch`` that ``_twin_applies`` to, each checked only for what
+        the batch as a whole fails: every cut between pieces is next to an ASCII
+        character, which no NFC composition crosses, so the batch is NFC exactly when
+        each piece is (and an ASCII piece is NFC)."""
+        joined = "".join(batch)
+        nfc = unicodedata.is_normalized("NFC", joined)
+        added = self._added
+        if added is not None and added.search(joined) is None:
+            added = None
+        if nfc and added is None:
+            return list(range(len(batch)))
+        return [i for i, t in enumerate(batch)
+                if (nfc or t.isascii() or unicodedata.is_normalized("NFC", t))
+                and (added is None or added.search(t) is None)]
 
     def line_safe_for(self, text: str) -> bool:
         """Are ``_line_pieces`` cuts over the whole of ``text`` pre-token boundaries?
@@ -502,11 +596,12 @@ class HFTokenizer:
         if lines:
             if self._spec is not None and len(text) >= _TWIN_MIN_CHARS:
                 self.prepare()
-            pieces = _iter_capped(_line_pieces_between(text, added), self.digit_safe)
-            return _piece_starts(pieces, len(text), self._piece_offsets)
+            return _piece_starts(_line_slots(text, added, self.digit_safe), len(text),
+                                 self._piece_offsets)
         points = _split_points(text) if self.digit_safe else [0, len(text)]
         pieces = (text[a:b] for a, b in zip(points, points[1:]))
-        return _piece_starts(pieces, len(text), functools.partial(self._piece_offsets, twin=False))
+        return _piece_starts(lambda slots: slots.extend(pieces), len(text),
+                             functools.partial(self._piece_offsets, twin=False))
 
     def line_cuts_for(self, text: str) -> tuple[bool, re.Pattern[str] | None]:
         """Whether ``text`` is cut at line starts, and the added tokens it is first cut
@@ -526,14 +621,9 @@ class HFTokenizer:
         lengths (the tiktoken twin for NFC pieces without added tokens); pieces whose
         bytes a normalizer changed take tokenizers' offsets instead."""
         seqs: list[list[int]] = [[] for _ in batch]
-        if twin and self._twin_applies(["".join(batch)]):
-            # every cut between pieces is next to an ASCII character, which no NFC
-            # composition crosses: the batch is NFC exactly when each piece is
-            plain = list(range(len(batch)))
-        else:
-            plain = [i for i, t in enumerate(batch) if twin and self._twin_applies([t])]
+        plain = self._twin_pieces(batch) if twin else []
         if plain:
-            for i, ids in zip(plain, self._encode_many([batch[i] for i in plain])):
+            for i, ids in zip(plain, self._encode_many([batch[i] for i in plain], checked=True)):
                 seqs[i] = ids
         rest = sorted(set(range(len(batch))) - set(plain))
         if rest:
@@ -596,8 +686,7 @@ class TiktokenTokenizer:
     def token_starts(self, text: str) -> np.ndarray:
         if not text:
             return np.zeros(0, dtype=np.int64)
-        return _piece_starts(_iter_capped(_iter_line_pieces(text), True), len(text),
-                             self._piece_offsets)  # fmt: skip
+        return _piece_starts(_line_slots(text, None, True), len(text), self._piece_offsets)
 
     def _piece_offsets(self, batch: list[str]) -> tuple[np.ndarray, np.ndarray]:
         rel, counts, ok = _relative_starts(batch, self._encode_many(batch), self._fast.byte_len)
