@@ -49,8 +49,8 @@ ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 
 
-def sh(cwd: Path, *args: str) -> str:
-    done = subprocess.run(list(args), cwd=cwd, env=ENV, text=True, capture_output=True)
+def sh(cwd: Path, *args: str, env: dict[str, str] = ENV) -> str:
+    done = subprocess.run(list(args), cwd=cwd, env=env, text=True, capture_output=True)
     assert done.returncode == 0, f"{' '.join(args)}: {done.stdout}{done.stderr}"
     return done.stdout + done.stderr
 
@@ -86,12 +86,13 @@ def test_no_remote_is_reported(origin):
     assert "dvc remote add -d --local" in _remote.none_configured("push")
 
 
-def test_run_pushes_and_a_second_clone_pulls_an_up_to_date_pipeline(origin, tmp_path):
+def test_run_pushes_and_a_second_clone_pulls_an_up_to_date_pipeline(origin, tmp_path,
+                                                                   prefect_api):
     store = tmp_path / "store"
     dvc(origin, "remote", "add", "-d", "--local", "shared", str(store))  # a machine path
     assert _remote.default_remote(origin) == ("shared", str(store))
     sh(origin, sys.executable, str(ROOT / "flows" / "benchmark.py"), "--project",
-       str(origin), "--push")
+       str(origin), "--push", env={**ENV, "PREFECT_API_URL": prefect_api})
     assert store.is_dir() and any(p.is_file() for p in store.rglob("*"))
 
     clone = tmp_path / "clone"
