@@ -13,7 +13,7 @@ from treeagent import formats
 from treeagent.algorithm.preprocess import section_text, section_tree
 from treeagent.algorithm.tree import NO_CHILDREN, Node, ParseError, Tree
 from treeagent.formats import javascript as js
-from treeagent.tokenizers import tokens
+from treeagent.tokenizers import pieces, tokens
 
 OFFSETS = st.one_of(st.just(-1), st.integers(0, 300), st.integers(2**28, 2**40))
 QUOTES = st.sampled_from(["", '"', "'", "`"])
@@ -143,7 +143,7 @@ LINE = st.builds(lambda ind, key, num, word: f"\n{ind}{key}: {num} {word}",
 @given(lines=st.lists(LINE, min_size=20, max_size=80), gap=st.sampled_from([1, 7, 64, 500]),
        cuts=st.lists(st.floats(0, 1), min_size=2, max_size=2))
 def test_exact_counts_with_thinned_safe_points(monkeypatch, qwen3, lines, gap, cuts):
-    monkeypatch.setattr(tokens, "_POINTS_GAP", gap)
+    monkeypatch.setattr(pieces, "_POINTS_GAP", gap)
     text = "".join(lines)
     a, b = sorted(int(c * len(text)) for c in cuts)
     index = tokens.TokenIndex(text, qwen3)
@@ -219,7 +219,7 @@ def test_yaml_read_in_buffers_as_whole(monkeypatch, values, brk, at, pad):
 def test_a_prefix_that_joins_the_spans_first_character_is_counted_with_it(monkeypatch, qwen3):
     """A safe cut right at the span's start must not part the prefix from the span's
     first character: Qwen3 reads '":' as one token."""
-    monkeypatch.setattr(tokens, "_POINTS_GAP", 1)  # every cut kept, the one at ':' too
+    monkeypatch.setattr(pieces, "_POINTS_GAP", 1)  # every cut kept, the one at ':' too
     text = "\n v2: 0 ok" * 40
     a = text.index(":")  # a digit cut sits right at the span's start
     assert qwen3.count('":') == 1
@@ -232,7 +232,7 @@ def test_a_prefix_that_joins_the_spans_first_character_is_counted_with_it(monkey
 @given(lines=st.lists(LINE, min_size=5, max_size=30))
 def test_every_safe_point_is_a_token_boundary_of_a_span_that_reaches_its_need(
         monkeypatch, qwen3, lines):
-    monkeypatch.setattr(tokens, "_POINTS_GAP", 1)  # every cut kept
+    monkeypatch.setattr(pieces, "_POINTS_GAP", 1)  # every cut kept
     text = "".join(lines)
     index = tokens.TokenIndex(text, qwen3)
     for cut, need in zip(index._safe.tolist(), index._need.tolist()):

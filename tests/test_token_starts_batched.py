@@ -1,4 +1,4 @@
-"""Token starts computed piece by piece in bounded batches (``tokens._piece_starts``)
+"""Token starts computed piece by piece in bounded batches (``pieces._piece_starts``)
 equal the offsets of one whole-text encode, for any text: batch and gather sizes are
 shrunk here so that every piece, batch and chunk boundary is exercised."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treeagent.tokenizers import tokens
+from treeagent.tokenizers import pieces, tokens
 
 # lines of indentation, digits, words, non-ASCII letters, combining marks (not NFC),
 # byte-fallback characters and repeats, the shapes that decide the pieces
@@ -31,8 +31,8 @@ def reference(tok: Any, text: str) -> list[int]:
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    monkeypatch.setattr(tokens, "_BATCH_CHARS", 16)
-    monkeypatch.setattr(tokens, "_GATHER_TOKENS", 7)
+    monkeypatch.setattr(pieces, "_BATCH_CHARS", 16)
+    monkeypatch.setattr(pieces, "_GATHER_TOKENS", 7)
 
 
 @settings(max_examples=80, deadline=None,
@@ -73,7 +73,7 @@ def test_long_text_with_added_tokens_is_cut_between_them(qwen3, small_batches) -
 
 
 def reference_safe_points(text: str, lines: bool) -> tuple[list[int], list[int]]:
-    """The whole-text formulation of ``tokens._safe_points`` (one array per character)."""
+    """The whole-text formulation of ``pieces._safe_points`` (one array per character)."""
     if not text:
         return [], []
     code = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -101,7 +101,7 @@ def reference_safe_points(text: str, lines: bool) -> tuple[list[int], list[int]]
 def first_per_gap(cuts: np.ndarray) -> list[int]:
     """Positions of the first cut of every ``_POINTS_GAP`` characters (sorted cuts)."""
     return [i for i, c in enumerate(cuts)
-            if i == 0 or c // tokens._POINTS_GAP != cuts[i - 1] // tokens._POINTS_GAP]
+            if i == 0 or c // pieces._POINTS_GAP != cuts[i - 1] // pieces._POINTS_GAP]
 
 
 @settings(max_examples=150, deadline=None,
@@ -109,9 +109,9 @@ def first_per_gap(cuts: np.ndarray) -> list[int]:
 @given(text=TEXTS, lines=st.booleans(), gap=st.sampled_from([1, 3, 64]))
 def test_safe_points_in_chunks_equal_the_whole_text_scan(monkeypatch, text: str,
                                                          lines: bool, gap: int) -> None:
-    monkeypatch.setattr(tokens, "_POINTS_CHUNK", 5)
-    monkeypatch.setattr(tokens, "_POINTS_GAP", gap)
-    cuts, need = tokens._safe_points(text, lines)
+    monkeypatch.setattr(pieces, "_POINTS_CHUNK", 5)
+    monkeypatch.setattr(pieces, "_POINTS_GAP", gap)
+    cuts, need = pieces._safe_points(text, lines)
     assert (cuts.tolist(), need.tolist()) == reference_safe_points(text, lines)
 
 
@@ -119,15 +119,15 @@ def test_safe_points_in_chunks_equal_the_whole_text_scan(monkeypatch, text: str,
 def slotted(cls: type, text: str, added: Any, digit_safe: bool, limit: int) -> tuple:
     """Slots, order, lengths and flushed batches of the line pieces through ``cls``."""
     slot: dict[str, int] = {}
-    order, lengths = tokens.array.array("q"), tokens.array.array("q")
+    order, lengths = pieces.array.array("q"), pieces.array.array("q")
     batches: list[list[str]] = []
     slots = cls(slot, order, lengths, limit, lambda b: batches.append(list(b)))
-    tokens._line_slots(text, added, digit_safe)(slots)
+    pieces._line_slots(text, added, digit_safe)(slots)
     slots.close()
     return list(slot.items()), order.tolist(), lengths.tolist(), batches
 
 
-@pytest.mark.skipif(tokens._COMPILED is None, reason="the compiled line-piece loop is not built")
+@pytest.mark.skipif(pieces._COMPILED is None, reason="the compiled line-piece loop is not built")
 @settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS, limit=st.sampled_from([1, 16, 1 << 17]), chunk=st.sampled_from([2, 5, 1 << 16]),
@@ -135,13 +135,13 @@ def slotted(cls: type, text: str, added: Any, digit_safe: bool, limit: int) -> t
 def test_compiled_line_slots_are_the_python_ones(qwen3, monkeypatch, text: str, limit: int,
                                                  chunk: int, digit_safe: bool,
                                                  with_added: bool) -> None:
-    monkeypatch.setattr(tokens, "_CHUNK", chunk)  # long pieces cut at digit boundaries
+    monkeypatch.setattr(pieces, "_CHUNK", chunk)  # long pieces cut at digit boundaries
     added = qwen3._added if with_added else None
-    got = slotted(tokens._COMPILED.LineSlots, text, added, digit_safe, limit)
-    assert got == slotted(tokens.PieceSlots, text, added, digit_safe, limit)
+    got = slotted(pieces._COMPILED.LineSlots, text, added, digit_safe, limit)
+    assert got == slotted(pieces.PieceSlots, text, added, digit_safe, limit)
     # the pieces are those of the Python generators, slotted in text order
-    pieces = list(tokens._iter_capped(tokens._line_pieces_between(text, added), digit_safe))
-    assert [got[0][k][0] for k in got[1]] == pieces
+    cut = list(pieces._iter_capped(pieces._line_pieces_between(text, added), digit_safe))
+    assert [got[0][k][0] for k in got[1]] == cut
     assert all(sum(map(len, b)) >= limit for b in got[3][:-1]) and all(got[3])
 
 @settings(max_examples=40, deadline=None,
@@ -149,5 +149,5 @@ def test_compiled_line_slots_are_the_python_ones(qwen3, monkeypatch, text: str, 
 @given(text=TEXTS)
 def test_qwen3_starts_without_the_compiled_loop(qwen3, small_batches, monkeypatch,
                                                 text: str) -> None:
-    monkeypatch.setattr(tokens, "_COMPILED", None)  # an install without a C compiler
+    monkeypatch.setattr(pieces, "_COMPILED", None)  # an install without a C compiler
     assert qwen3.token_starts(text).tolist() == reference(qwen3, text)

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treeagent.bench import contexts, unit_cache
-from treeagent.tokenizers import tokens
+from treeagent.tokenizers import pieces, tokens
 
 # lines of the kinds a context holds: indentation, digits, punctuation, non-ASCII, a
 # decomposed accent (not NFC), tabs, blank lines, CRLF
@@ -195,7 +195,7 @@ def test_line_counts_by_blocks_equal_plain_counts_wherever_a_block_sits(tok, par
     for text in texts:
         cuts = [0, *(m.end() for m in unit_cache._BLOCK_START.finditer(text)), len(text)]
         blocks = [text[a:b] for a, b in zip(cuts, cuts[1:])]
-        assert [p for b in blocks for p in tokens._iter_line_pieces(b)] == \
-            list(tokens._iter_line_pieces(text))
+        assert [p for b in blocks for p in pieces._iter_line_pieces(b)] == \
+            list(pieces._iter_line_pieces(text))
         if cache.applies(text):
             assert cache.count(text) == len(tok.encode(text))

@@ -706,15 +706,15 @@ _TOKEN_ALPHABET = st.sampled_from([
 @given(st.lists(_TOKEN_ALPHABET, max_size=60).map("".join),
        st.sampled_from(["qwen3", "cl100k_base", "o200k_base"]))
 def test_line_pieces_tokenize_like_the_whole_text(text: str, name: str) -> None:
-    from treeagent.tokenizers import tokens
+    from treeagent.tokenizers import pieces, tokens
 
     tk = tokens.load(name)
     expected = list(tk.encode(text))
     assert len(tk.token_starts(text)) == len(expected)
-    pieces = tokens._line_pieces(text)
-    assert "".join(pieces) == text and all(pieces)
+    cut = pieces._line_pieces(text)
+    assert "".join(cut) == text and all(cut)
     if tk.line_safe_for(text):
-        assert tokens._dedup_ids(pieces, tk._encode_many).tolist() == expected
+        assert pieces._dedup_ids(cut, tk._encode_many).tolist() == expected
     else:  # indentation before an added token ends its own pre-tokenization section
         assert "<" in text
 

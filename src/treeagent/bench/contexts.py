@@ -35,6 +35,7 @@ import numpy as np
 
 from treeagent.bench.model import BenchFormat
 from treeagent.pipeline.config import DEMO_LENGTHS, PAPER_LENGTHS
+from treeagent.tokenizers import pieces as _pieces
 from treeagent.tokenizers import tokens as _tokens
 
 BUCKETS: dict[str, int] = {
@@ -176,7 +177,7 @@ def _count_parallel(tok: _tokens.Tokenizer, text: str) -> int:
         return len(tok.token_starts(text))
     if not getattr(tok, "digit_safe", False):
         return tok.count(text)
-    points = _tokens._split_points(text)
+    points = _pieces._split_points(text)
     return sum(tok.count_batch([text[a:b] for a, b in zip(points, points[1:])]))
 
 

@@ -7,7 +7,7 @@ caches here do it once per distinct piece of text and give the same results:
 
 * :class:`LineCounts`: the token count of a long text as the sum of the counts of its
   blocks (cut at unindented line starts), each distinct block counted once by the sum
-  of its line pieces (``treeagent.tokenizers.tokens._iter_line_pieces``: cuts at
+  of its line pieces (``treeagent.tokenizers.pieces._iter_line_pieces``: cuts at
   pre-token boundaries, exact for line-safe tokenizers), each distinct piece tokenized
   once per tokenizer for the life of the cache;
 * :func:`yaml_unit_pieces`: a composed YAML stream split into its documents by parsing
@@ -23,12 +23,13 @@ import re
 from collections.abc import Callable, Iterator
 
 from treeagent.tokenizers import tokens as _tokens
+from treeagent.tokenizers.pieces import _iter_capped, _iter_line_pieces
 
 #: characters of piece text a :class:`LineCounts` keeps before it starts afresh
 LINE_CACHE_CHARS = 1 << 26
 _BATCH_CHARS = 1 << 18
 #: where :meth:`LineCounts.count` cuts a text into blocks: after a line break followed by
-#: a character :data:`treeagent.tokenizers.tokens._LINE_START` starts a line with
+#: a character :data:`treeagent.tokenizers.pieces._LINE_START` starts a line with
 _BLOCK_START = re.compile(r"\n(?=[!-.0-~])")
 
 
@@ -56,15 +57,14 @@ class LineCounts:
         return safe is not None and (bool(getattr(self.tok, "added_local", False)) or safe(text))
 
     def _pieces(self, text: str) -> Iterator[str]:
-        return _tokens._iter_capped(_tokens._iter_line_pieces(text),
-                                    bool(getattr(self.tok, "digit_safe", False)))
+        return _iter_capped(_iter_line_pieces(text), bool(getattr(self.tok, "digit_safe", False)))
 
     def count(self, text: str) -> int:
         """``len(tok.encode(text))`` for a text where :meth:`applies` holds.
 
         The text is cut into blocks at line starts without indentation (a line break
         followed by an ASCII character other than space and "/"): each such place is a
-        cut of :func:`treeagent.tokenizers.tokens._iter_line_pieces` whatever surrounds
+        cut of :func:`treeagent.tokenizers.pieces._iter_line_pieces` whatever surrounds
         it, and no piece spans it, so the text's pieces are its blocks' pieces in order.
         Each distinct block (a unit repeated over the contexts of a grid, mostly) is
         counted once: by its line pieces, or whole when it holds an added token (which

@@ -1,12 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""``tokens.PieceSlots`` with its loop compiled: the line pieces of
-``tokens._iter_line_pieces`` cut and given their slots in compiled code.
+"""``pieces.PieceSlots`` with its loop compiled: the line pieces of
+``pieces._iter_line_pieces`` cut and given their slots in compiled code.
 
 The same cuts as the pure-Python generator, piece for piece: a line break followed by
 ``[ \\t]*`` and an ASCII character in ``[!-.0-~]`` cuts after the break and, where the
 indentation is two characters or more, before its last character. Each piece gets the
 slot of the first equal piece, and a batch of new pieces goes to ``flush`` once it
-holds ``limit`` characters, exactly as in ``tokens.PieceSlots``. Only the loop is
+holds ``limit`` characters, exactly as in ``pieces.PieceSlots``. Only the loop is
 compiled: slicing, hashing and the dict are CPython's.
 """
 
@@ -32,7 +32,7 @@ cdef inline int _append(array.array values, long long value) except -1:
 
 
 cdef class LineSlots:
-    """Slots of pieces in text order (``tokens.PieceSlots``, compiled)."""
+    """Slots of pieces in text order (``pieces.PieceSlots``, compiled)."""
 
     cdef dict slot
     cdef array.array order

@@ -18,13 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from treeagent.tokenizers.tokens import (
-    TokenizerError,
-    _ByteLevel,
-    _cap_pieces,
-    _dedup_ids,
-    _line_pieces,
-)
+from treeagent.tokenizers.pieces import _ByteLevel, _cap_pieces, _dedup_ids, _line_pieces
+from treeagent.tokenizers.tokens import TokenizerError
 
 #: Qwen2/2.5/3's pre-tokenizer split pattern (``tokenizer.json``, ``pre_tokenizer``)
 QWEN_PATTERN = (
@@ -120,7 +115,7 @@ class QwenTiktokenTokenizer:
                  if last_id is None or FIRST_ADDED_ID + i <= last_id}
         self.name = name
         self.digit_safe = True
-        self.line_safe = True  # QWEN_PATTERN is line-safe (tokens._line_pieces)
+        self.line_safe = True  # QWEN_PATTERN is line-safe (pieces._line_pieces)
         self.added_local = True  # added tokens matched whole, none holds a line break
         self._enc = tiktoken.Encoding(f"{name}-tiktoken", pat_str=QWEN_PATTERN,
                                       mergeable_ranks=ranks, special_tokens=added)

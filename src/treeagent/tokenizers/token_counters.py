@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from treeagent.tokenizers import tokens
+from treeagent.tokenizers import pieces, tokens
 
 _WORD = re.compile(r"\s*\S+|\s+")
 
@@ -45,7 +45,7 @@ class EncodingTokenizer(tokens.TiktokenTokenizer):
         starts = np.zeros(len(ids), dtype=np.int64)
         if len(ids) > 1:
             np.cumsum(lens[:-1], out=starts[1:])
-        return tokens._char_starts(text, starts)
+        return pieces._char_starts(text, starts)
 
     def line_safe_for(self, text: str) -> bool:
         return False
