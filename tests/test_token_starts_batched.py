@@ -116,6 +116,17 @@ def test_safe_points_in_chunks_equal_the_whole_text_scan(monkeypatch, text: str,
 
 
 
+def line_pieces_between(text: str, added: Any) -> list[str]:
+    """The pure-Python pieces: ``_iter_line_pieces`` of each stretch between added
+    tokens, each added token a piece of its own."""
+    cut, a = [], 0
+    for m in added.finditer(text) if added is not None else ():
+        cut += pieces._iter_line_pieces(text[a : m.start()])
+        cut.append(m.group())
+        a = m.end()
+    return cut + list(pieces._iter_line_pieces(text[a:]))
+
+
 def slotted(cls: type, text: str, added: Any, digit_safe: bool, limit: int) -> tuple:
     """Slots, order, lengths and flushed batches of the line pieces through ``cls``."""
     slot: dict[str, int] = {}
@@ -140,7 +151,7 @@ def test_compiled_line_slots_are_the_python_ones(qwen3, monkeypatch, text: str, 
     got = slotted(pieces._COMPILED.LineSlots, text, added, digit_safe, limit)
     assert got == slotted(pieces.PieceSlots, text, added, digit_safe, limit)
     # the pieces are those of the Python generators, slotted in text order
-    cut = list(pieces._iter_capped(pieces._line_pieces_between(text, added), digit_safe))
+    cut = list(pieces._iter_capped(line_pieces_between(text, added), digit_safe))
     assert [got[0][k][0] for k in got[1]] == cut
     assert all(sum(map(len, b)) >= limit for b in got[3][:-1]) and all(got[3])
 

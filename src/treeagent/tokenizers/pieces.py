@@ -25,6 +25,7 @@ try:  # the line-piece loop in compiled code (setup.py); optional, the same piec
 except ImportError:  # pragma: no cover - an install without a C compiler
     _COMPILED = None
 
+
 def _split_points(text: str) -> list[int]:
     """Cut points for parallel encoding that leave the token sequence unchanged.
 
@@ -89,20 +90,6 @@ def _iter_line_pieces(text: str) -> Iterator[str]:
         yield text[a:]
 
 
-def _line_pieces_between(text: str, added: re.Pattern[str] | None) -> Iterator[str]:
-    """``_iter_line_pieces`` of each stretch of ``text`` between matches of ``added``,
-    each match a piece of its own (``HFTokenizer.line_cuts_for``)."""
-    a = 0
-    if added is not None:
-        for m in added.finditer(text):
-            if m.start() > a:
-                yield from _iter_line_pieces(text[a : m.start()])
-            yield m.group()
-            a = m.end()
-    if a < len(text):
-        yield from _iter_line_pieces(text[a:])
-
-
 def _line_pieces(text: str) -> list[str]:
     """``_iter_line_pieces`` as a list."""
     return list(_iter_line_pieces(text))
@@ -134,14 +121,7 @@ def _cap_pieces(pieces: list[str], digit_safe: bool) -> list[str]:
     """Pieces longer than twice ``_CHUNK`` cut further at digit boundaries (parallelism)."""
     if not digit_safe or max(map(len, pieces), default=0) <= 2 * _CHUNK:
         return pieces
-    out: list[str] = []
-    for p in pieces:
-        if len(p) <= 2 * _CHUNK:
-            out.append(p)
-            continue
-        points = _split_points(p)
-        out.extend(p[a:b] for a, b in zip(points, points[1:]))
-    return out
+    return list(_capped(pieces, 2 * _CHUNK, _split_piece))
 
 
 def _iter_capped(pieces: Iterable[str], digit_safe: bool) -> Iterator[str]:
@@ -221,9 +201,9 @@ def make_slots(slot: dict[str, int], order: array.array, lengths: array.array, l
 
 def _line_slots(text: str, added: re.Pattern[str] | None, digit_safe: bool
                 ) -> Callable[[PieceSlots], None]:
-    """Slotting of ``_iter_capped(_line_pieces_between(text, added), digit_safe)``:
-    the line pieces of each stretch between added tokens, each added token a piece of
-    its own."""
+    """Slotting of the ``_iter_line_pieces`` of each stretch of ``text`` between matches
+    of ``added`` (``HFTokenizer.line_cuts_for``), each match a piece of its own, capped
+    as ``_iter_capped`` caps them."""
     cap = 2 * _CHUNK if digit_safe else len(text)
 
     def fill(slots: PieceSlots) -> None:
