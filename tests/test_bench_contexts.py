@@ -106,6 +106,11 @@ def test_counter_alias_only_where_the_tokenizers_agree(counter):
     assert list(got[1]) == [q3.count(special), q25.count(special)]
     assert got[1][0] != got[1][1]  # Qwen3's added tokens are single tokens
     assert counter.full(special) == {"qwen3": q3.count(special), "qwen2.5": q25.count(special)}
+    # Qwen2.5 reuses Qwen3's counts (same BPE model), except for texts holding one of the
+    # added tokens only Qwen3 has
+    assert counter._same[0] is None
+    first, differing = counter._same[1]
+    assert first == 0 and "<think>" in differing and "<|im_start|>" not in differing
 
 
 def test_buckets_parse_and_label():

@@ -25,6 +25,8 @@ above L drops the last distractors and recounts.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 import random
@@ -109,7 +111,7 @@ class Counter:
         self.toks = [_tokens.load(n) for n in self.names]
         self.lines = [LineCounts(t) for t in self.toks]
         self._same: list[tuple[int, tuple[str, ...]] | None] = [None] * len(self.toks)
-        specs = [_core_spec(t) for t in self.toks]
+        specs = [_core_spec(n) for n in self.names]
         for j in range(len(self.toks)):
             for i in range(j):
                 if specs[i] is not None and specs[j] is not None and specs[i][0] == specs[j][0]:
@@ -158,14 +160,19 @@ class Counter:
         return dict(zip(self.names, counts))
 
 
-def _core_spec(tok: object) -> tuple[str, frozenset[str]] | None:
-    inner = getattr(tok, "_tok", None)
+@functools.lru_cache(maxsize=16)
+def _core_spec(name: str) -> tuple[str, frozenset[str]] | None:
+    """Digest of tokenizer ``name``'s model, normalizer and pre-tokenizer (its spec less
+    added tokens and post-processor) and its added tokens; None for a non-HF tokenizer.
+    Once per name and process: serializing a BPE vocabulary takes about half a second,
+    and every build and every cell of a sharded build makes a :class:`Counter`."""
+    inner = getattr(_tokens.load(name), "_tok", None)
     if inner is None:
         return None
     spec = json.loads(inner.to_str())
     added = frozenset(a["content"] for a in spec.pop("added_tokens", []))
     spec.pop("post_processor", None)
-    return json.dumps(spec, sort_keys=True), added
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest(), added
 
 
 def _count_parallel(tok: _tokens.Tokenizer, text: str) -> int:
