@@ -96,3 +96,14 @@ def test_every_imported_distribution_is_declared():
 def test_the_declared_names_are_parsed():
     names = declared()
     assert {"ruamel-yaml", "tokenizers", "datasets", "llama-index-core"} <= names
+
+
+def test_dvc_reads_its_files_with_libyaml():
+    """DVC parses dvc.yaml, dvc.lock and params.yaml with ruamel's safe loader: the
+    declared ``ruamel.yaml.clib`` gives it libyaml's parser (about 4x faster on a
+    pipeline's dvc.lock) instead of the pure-Python one."""
+    pytest.importorskip("dvc")
+    from ruamel.yaml import YAML
+    from ruamel.yaml.main import CParser
+
+    assert CParser is not None and YAML(typ="safe").Parser is CParser
