@@ -41,20 +41,28 @@ def _in_processes(fn, items):
         return list(pool.map(fn, items))
 
 
-@pytest.mark.parametrize(("mapper", "workers"), [(_in_threads_backwards, 6), (_in_processes, 2)],
-                         ids=["a-task-per-cell-threads-backwards", "a-task-per-format-processes"])
-def test_the_sharded_build_writes_the_serial_builds_files(grid, tmp_path, mapper,
-                                                          workers) -> None:
+@pytest.fixture(scope="module")
+def serial(grid, tmp_path_factory) -> tuple[build.BuildParams, build.BuildResult, Path]:
+    """The serial build both sharded runs are compared with (built once)."""
     raw, params = grid
     # four a cell: the sample then also yields rejected candidates (repeated questions),
     # so the rejections file is compared too
     params = dataclasses.replace(params, per_cell=4)
     units = {f: list(sources.units(f, raw_dir=raw)) for f in params.formats}
-    serial = build.build(params, units, tmp_path / "serial")
+    out = tmp_path_factory.mktemp("serial")
+    return params, build.build(params, units, out), out
+
+
+@pytest.mark.parametrize(("mapper", "workers"), [(_in_threads_backwards, 6), (_in_processes, 2)],
+                         ids=["a-task-per-cell-threads-backwards", "a-task-per-format-processes"])
+def test_the_sharded_build_writes_the_serial_builds_files(grid, serial, tmp_path, mapper,
+                                                          workers) -> None:
+    raw = grid[0]
+    params, result, folder = serial
     cells.build_sharded(params, raw, tmp_path / "sharded", mapper, workers=workers)
-    assert serial.inventory["examples"] >= 4 and serial.rejections  # kept and rejected rows
-    assert len({r["format"] for r in serial.rejections}) >= 1
-    want, got = _files(tmp_path / "serial"), _files(tmp_path / "sharded")
+    assert result.inventory["examples"] >= 4 and result.rejections  # kept and rejected rows
+    assert len({r["format"] for r in result.rejections}) >= 1
+    want, got = _files(folder), _files(tmp_path / "sharded")
     assert sorted(got) == sorted(want)
     assert [n for n in want if want[n] != got[n]] == []
 
