@@ -161,8 +161,11 @@ def test_failing_gate_stops_the_pipeline(project: Project, one_server: str) -> N
 def test_exp_run_sets_a_param(project: Project, one_server: str) -> None:
     project.run("git", "add", "-A")
     project.run("git", "commit", "-qm", "after reruns")
-    out = project.dvc("exp", "run", "-S", "evaluate.concurrency=2").stdout
+    # a knob that only the plan reads (its wall-clock estimate): the experiment reruns
+    # that stage alone
+    out = project.dvc("exp", "run", "-S", "runner.workers=2").stdout
     assert "Ran experiment" in out, out
-    assert config.load(project.path / "params.yaml")["evaluate.concurrency"] == 2
-    shown = json.loads(project.dvc("exp", "show", "--json").stdout)
-    assert "evaluate" in json.dumps(shown) and '"concurrency": 2' in json.dumps(shown)
+    assert ran(out) - {"models"} == {"plan"}, out[-3000:]
+    assert config.load(project.path / "params.yaml")["runner.workers"] == 2
+    shown = json.dumps(json.loads(project.dvc("exp", "show", "--json").stdout))
+    assert '"runner": {' in shown and '"workers": 2' in shown, shown[:3000]
