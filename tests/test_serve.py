@@ -280,10 +280,13 @@ def test_never_healthy_server_is_one_clear_error_and_stops_the_others(tmp_path, 
 
 def test_server_that_exits_is_named_and_the_others_stopped(tmp_path, record):
     p = small_params()
-    crash = lambda w: ["--exit", "3"] if w == "ucmp137538/infmem-4B" else []  # noqa: E731
+    # the two infmem replicas exit once both memagent replicas have started
+    crash = lambda w: (["--exit", "3", "--after-starts", "2"]  # noqa: E731
+                       if w == "ucmp137538/infmem-4B" else [])
     with pytest.raises(serve.ServeError, match=r"infmem replica [01] .* exited with status 3"):
         with serve.serving(p, **options(tmp_path, start_timeout=30, modes_for=crash)):
             pytest.fail("started")
+    assert sorted(r["port"] for r in records(record)) == [p["serve.port"], p["serve.port"] + 1]
     assert_none_left(record)
 
 

@@ -7,7 +7,9 @@ group. Each start appends a JSON line to ``$VLLM_DOUBLE_RECORD`` (pids, port, ar
 appended to ``$VLLM_DOUBLE_RECORD.<port>.prompts``.
 
 Modes before ``serve``: ``--unhealthy`` (``/health`` answers 503 for ever), ``--exit N``
-(exits with status N before serving), ``--ignore-sigterm`` (only SIGKILL stops it).
+(exits with status N before serving; with ``--after-starts K``, only once K starts of
+other doubles are recorded, so that there are started servers for the crash to stop),
+``--ignore-sigterm`` (only SIGKILL stops it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,10 +37,22 @@ class UnhealthyLoopback(LoopbackOpenAI):
         return await super()._route(method, path, headers, body)
 
 
+def wait_for_starts(count: int, timeout: float = 60.0) -> None:
+    """Wait until ``$VLLM_DOUBLE_RECORD`` holds ``count`` starts (or ``timeout`` s pass)."""
+    path = Path(os.environ.get("VLLM_DOUBLE_RECORD", ""))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.is_file() and len(path.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+
+
 def main(argv: list[str]) -> int:
     modes, rest = argv[:argv.index("serve")], argv[argv.index("serve") + 1:]
     flags = dict(zip(rest[1::2], rest[2::2], strict=False))
     if "--exit" in modes:
+        if "--after-starts" in modes:
+            wait_for_starts(int(modes[modes.index("--after-starts") + 1]))
         print("double: exiting at start", flush=True)
         return int(modes[modes.index("--exit") + 1])
     worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
