@@ -106,3 +106,7 @@ def test_the_toy_format_and_agent_run_through_to_the_report(project) -> None:
     plan = (p.path / "reports/plan.md").read_text()
     assert "cost unknown" in plan and "toyagent" in plan.lower(), plan[-2000:]
     assert json.loads((p.path / "validated/inventory.json").read_text())["examples"] == len(ids)
+    # the grid is toyjson x one_field x {2048, 4096}: a length without an example is missing
+    metrics = p.json("reports/metrics.json")
+    built = {e["length"] for e in examples}
+    assert metrics["rows"] == 2 * len(ids) and metrics["missing_cells"] == 2 - len(built)
