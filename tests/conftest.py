@@ -64,8 +64,25 @@ def sources():
     return SOURCES
 
 
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary folder every process of the run sees: under xdist the controller's,
+    the parent of each worker's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
-def prefect_api(tmp_path_factory: pytest.TempPathFactory):
+def prefect_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Prefect database migrated once for the run (:func:`helpers.migrated_prefect_db`):
+    :func:`helpers.seed_prefect_home` copies it into a ``PREFECT_HOME`` before a server
+    or a flow's temporary server starts there."""
+    from helpers import migrated_prefect_db
+
+    return migrated_prefect_db(_run_folder(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def prefect_api(tmp_path_factory: pytest.TempPathFactory, prefect_db: Path):
     """The API URL of one ``prefect server start`` for the whole run, for the stages and
     flows of tests that are not about Prefect's temporary server: a flow run without
     ``PREFECT_API_URL`` starts a temporary server of its own (~10 CPU s each, a fresh
@@ -75,17 +92,27 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory):
     start and idle CPU instead of one per worker. Services that schedule or trigger runs
     are off (:data:`helpers.IDLE_SERVICES`): the tests that need them start servers of
     their own."""
-    from helpers import IDLE_SERVICES, pipeline_env, prefect_server, shared_prefect_server
+    from helpers import (
+        IDLE_SERVICES,
+        pipeline_env,
+        prefect_server,
+        seed_prefect_home,
+        shared_prefect_server,
+    )
 
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        run = tmp_path_factory.getbasetemp().parent
+        run = _run_folder(tmp_path_factory)
         home = run / "prefect-api-home"
         home.mkdir(exist_ok=True)
-        yield shared_prefect_server(run, {**pipeline_env(home), **IDLE_SERVICES},
-                                    owner=os.getppid())
+        env = {**pipeline_env(home), **IDLE_SERVICES}
+        yield shared_prefect_server(run, env, owner=os.getppid(),
+                                    seed=lambda: seed_prefect_home(
+                                        Path(env["PREFECT_HOME"]), prefect_db))
         return
     home = tmp_path_factory.mktemp("prefect-api")
-    with prefect_server({**pipeline_env(home), **IDLE_SERVICES}, home / "server.log") as api:
+    env = {**pipeline_env(home), **IDLE_SERVICES}
+    seed_prefect_home(Path(env["PREFECT_HOME"]), prefect_db)
+    with prefect_server(env, home / "server.log") as api:
         yield api
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from helpers import BIN, Project, installed_or_skip, ran
+from helpers import BIN, Project, installed_or_skip, ran, seed_prefect_home
 from treeagent.pipeline import config
 
 pytest.importorskip("dvc")
@@ -54,13 +55,15 @@ def skipped(output: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def project(tmp_path_factory: pytest.TempPathFactory, prefect_db: Path) -> Project:
     data = config.preset("demo")
     for key, value in TINY.items():
         config.assign(data, key, value)
     p = Project.create(tmp_path_factory.mktemp("pipeline"),
                        config.dump(config.validate(data).data))
     p.init("tiny pipeline")
+    # the database the DAG's temporary Prefect server starts on, migrated once for the run
+    seed_prefect_home(Path(p.env["PREFECT_HOME"]), prefect_db)
     return p
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BIN, ROOT, prefect_server, stop_group
+from helpers import BIN, ROOT, prefect_server, seed_prefect_home, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
@@ -34,8 +34,10 @@ def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = 
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+def server(tmp_path_factory: pytest.TempPathFactory, prefect_db: Path
+           ) -> Iterator[tuple[str, dict[str, str]]]:
     home = tmp_path_factory.mktemp("prefect-home")
+    seed_prefect_home(home, prefect_db)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update({"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                 "DO_NOT_TRACK": "1", "PREFECT_UI_ENABLED": "false",

@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("prefect_dask")
 
+from helpers import seed_prefect_home  # noqa: E402
+
 DRIVER = """
 import json, os, sys
 from treeagent.pipeline.runners import map_on_runner
@@ -33,8 +35,10 @@ if __name__ == "__main__":
 """
 
 
-def test_dask_workers_report_to_the_flows_temporary_server(tmp_path: Path) -> None:
+def test_dask_workers_report_to_the_flows_temporary_server(tmp_path: Path,
+                                                          prefect_db: Path) -> None:
     (tmp_path / "driver.py").write_text(DRIVER)
+    seed_prefect_home(tmp_path / ".prefect", prefect_db)  # the temporary server's database
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update({"PREFECT_HOME": str(tmp_path / ".prefect"), "DO_NOT_TRACK": "1",
                 "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
