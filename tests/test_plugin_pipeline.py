@@ -1,7 +1,9 @@
 """Plug-ins end to end: an installed distribution declares a format (with its benchmark
 hooks, its source groups and, apart from them, its own second reader) and an agent, and
 the demo-size DVC pipeline runs with them through to the report (real DVC stages, real
-Prefect flows, real GX gates, real SmolLM2 inference on a tiny grid).
+Prefect flows, real GX gates, a tiny grid; the agent's calls go through the OpenAI engine
+to the loopback test double of an OpenAI-compatible server: the real model's runs are
+tests/test_pipeline.py's).
 
 The toy distribution (``tests/fixtures/toy_plugin``) is installed with pip into a fresh
 virtual environment that also sees the project's environment; the pipeline runs in a
@@ -15,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,7 @@ from treeagent.pipeline import config
 pytest.importorskip("dvc")
 pytest.importorskip("prefect")
 installed_or_skip("great_expectations")  # run by the stages, not here
+from loopback_server import LoopbackOpenAI  # noqa: E402 (after the skips)
 
 TOY = ROOT / "tests" / "fixtures" / "toy_plugin"
 SAMPLES = ROOT / "src" / "treeagent" / "samples" / "bench" / "json"
@@ -62,8 +66,14 @@ def _venv_with_toy(where: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory, prefect_api: str
-            ) -> tuple[Project, Path]:
+def server() -> Iterator[LoopbackOpenAI]:
+    with LoopbackOpenAI() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, prefect_api: str,
+            server: LoopbackOpenAI) -> tuple[Project, Path]:
     base = tmp_path_factory.mktemp("plugin")
     bindir = _venv_with_toy(base / "venv")
     mirror = base / "mirror" / "toyjson"
@@ -73,6 +83,9 @@ def project(tmp_path_factory: pytest.TempPathFactory, prefect_api: str
     for key, value in TINY.items():
         config.assign(data, key, value)
     config.assign(data, "acquire.mirror_dir", str(base / "mirror"))
+    config.assign(data, "engine.name", "openai")
+    config.assign(data, "engine.options", {"base_urls": [server.url], "max_retries": 0,
+                                           "timeout": 60})
     data["agents"]["toyagent"] = {**data["agents"]["memagent"], "max_new_tokens": 8}
     p = Project.create(base / "project", config.dump(data))  # validated below, by the venv
     p.env["PATH"] = f"{bindir}:{p.env['PATH']}"  # the stages' python sees the plug-in
