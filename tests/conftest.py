@@ -92,27 +92,18 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory, prefect_db: Path):
     start and idle CPU instead of one per worker. Services that schedule or trigger runs
     are off (:data:`helpers.IDLE_SERVICES`): the tests that need them start servers of
     their own."""
-    from helpers import (
-        IDLE_SERVICES,
-        pipeline_env,
-        prefect_server,
-        seed_prefect_home,
-        shared_prefect_server,
-    )
+    from helpers import IDLE_SERVICES, pipeline_env, prefect_server, shared_prefect_server
 
     if os.environ.get("PYTEST_XDIST_WORKER"):
         run = _run_folder(tmp_path_factory)
         home = run / "prefect-api-home"
         home.mkdir(exist_ok=True)
-        env = {**pipeline_env(home), **IDLE_SERVICES}
-        yield shared_prefect_server(run, env, owner=os.getppid(),
-                                    seed=lambda: seed_prefect_home(
-                                        Path(env["PREFECT_HOME"]), prefect_db))
+        yield shared_prefect_server(run, {**pipeline_env(home), **IDLE_SERVICES},
+                                    owner=os.getppid(), db=prefect_db)
         return
     home = tmp_path_factory.mktemp("prefect-api")
-    env = {**pipeline_env(home), **IDLE_SERVICES}
-    seed_prefect_home(Path(env["PREFECT_HOME"]), prefect_db)
-    with prefect_server(env, home / "server.log") as api:
+    with prefect_server({**pipeline_env(home), **IDLE_SERVICES}, home / "server.log",
+                        db=prefect_db) as api:
         yield api
 
 

@@ -287,18 +287,18 @@ def migrated_prefect_db(folder: Path, timeout: float = 300) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if db.exists():
             return db
-        home = folder / "prefect-migrating"
-        shutil.rmtree(home, ignore_errors=True)
-        home.mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-        env.update({"PREFECT_HOME": str(home), "DO_NOT_TRACK": "1",
-                    "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
+        work = folder / "prefect-migrating"
+        shutil.rmtree(work, ignore_errors=True)
+        env = pipeline_env(work, drop=("PREFECT_",))
+        home = Path(env["PREFECT_HOME"])
+        home.mkdir(parents=True)
         done = subprocess.run([str(BIN / "prefect"), "server", "database", "upgrade", "-y"],
                               env=env, text=True, capture_output=True, timeout=timeout)
         if done.returncode or not (home / "prefect.db").exists():
             raise AssertionError("prefect server database upgrade failed:\n"
                                  f"{(done.stdout + done.stderr)[-3000:]}")
         os.replace(home, db.parent)  # whole: a run that stopped midway leaves no database
+        shutil.rmtree(work)
         return db
 
 
@@ -315,11 +315,15 @@ SHARED_SERVER = "prefect-api.json"
 
 
 def _start_prefect_server(env: dict[str, str], log: Path, timeout: float,
-                          owner: int | None = None) -> tuple[subprocess.Popen, str]:
+                          owner: int | None = None, db: Path | None = None
+                          ) -> tuple[subprocess.Popen, str]:
     """``prefect server start`` on a free loopback port (UI off, in its own process group,
     output to ``log``) and its API URL once ``/health`` answers (the group stopped if it
     never does). With ``owner``, a watchdog in the group stops the server once process
-    ``owner`` is gone."""
+    ``owner`` is gone; with ``db`` (:func:`migrated_prefect_db`), it starts on a copy of
+    that database in ``env``'s ``PREFECT_HOME``."""
+    if db is not None:
+        seed_prefect_home(Path(env["PREFECT_HOME"]), db)
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
     cmd = [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
@@ -340,13 +344,13 @@ def _start_prefect_server(env: dict[str, str], log: Path, timeout: float,
 
 
 def shared_prefect_server(folder: Path, env: dict[str, str], owner: int,
-                          timeout: float = 240, seed: Callable[[], None] | None = None) -> str:
+                          timeout: float = 240, db: Path | None = None) -> str:
     """The API URL of one ``prefect server start`` for every process of a test run that
     asks for it in ``folder`` (a folder they all see; a lock file there makes the first
     one start it and write its URL to :data:`SHARED_SERVER`). It runs in its own process
     group until :func:`stop_shared_prefect_server`, and a watchdog in that group stops
-    it once process ``owner`` (the run's controller) is gone. ``seed`` runs before the
-    one that starts it does (:func:`seed_prefect_home`)."""
+    it once process ``owner`` (the run's controller) is gone. ``db``: as for
+    :func:`prefect_server`."""
     import fcntl
 
     info = folder / SHARED_SERVER
@@ -354,9 +358,7 @@ def shared_prefect_server(folder: Path, env: dict[str, str], owner: int,
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if info.exists():
             return json.loads(info.read_text())["api"]
-        if seed is not None:
-            seed()
-        proc, api = _start_prefect_server(env, folder / "prefect-api.log", timeout, owner)
+        proc, api = _start_prefect_server(env, folder / "prefect-api.log", timeout, owner, db)
         info.write_text(json.dumps({"api": api, "group": proc.pid}))
         return api
 
@@ -404,11 +406,13 @@ def group_running(group: int) -> bool:
 
 
 @contextmanager
-def prefect_server(env: dict[str, str], log: Path, timeout: float = 240) -> Iterator[str]:
+def prefect_server(env: dict[str, str], log: Path, timeout: float = 240,
+                   db: Path | None = None) -> Iterator[str]:
     """``prefect server start`` on a free loopback port (UI off, in its own process group,
     output to ``log``); yields its API URL once ``/health`` answers, and stops the group
-    afterwards."""
-    proc, api = _start_prefect_server(env, log, timeout)
+    afterwards. With ``db`` (:func:`migrated_prefect_db`), it starts on a copy of that
+    database instead of migrating a fresh one."""
+    proc, api = _start_prefect_server(env, log, timeout, db=db)
     try:
         yield api
     finally:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from helpers import BIN, ROOT, free_port, prefect_server, seed_prefect_home, stop_group
+from helpers import BIN, ROOT, free_port, prefect_server, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
@@ -106,8 +106,8 @@ def _tiny_project(root: Path) -> Path:
 def test_deployment_runs_on_a_worker_when_a_model_is_bumped(tmp_path: Path,
                                                              prefect_db: Path) -> None:
     project = _tiny_project(tmp_path)
-    seed_prefect_home(tmp_path / "home", prefect_db)
-    with prefect_server(_env(tmp_path / "home"), tmp_path / "server.log", 60) as api:
+    with prefect_server(_env(tmp_path / "home"), tmp_path / "server.log", 60,
+                        db=prefect_db) as api:
         env = _env(tmp_path / "home", PREFECT_API_URL=api)
         worker: subprocess.Popen | None = None
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BIN, ROOT, prefect_server, seed_prefect_home, stop_group
+from helpers import BIN, ROOT, prefect_server, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
@@ -37,12 +37,11 @@ def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = 
 def server(tmp_path_factory: pytest.TempPathFactory, prefect_db: Path
            ) -> Iterator[tuple[str, dict[str, str]]]:
     home = tmp_path_factory.mktemp("prefect-home")
-    seed_prefect_home(home, prefect_db)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update({"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                 "DO_NOT_TRACK": "1", "PREFECT_UI_ENABLED": "false",
                 "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}"})
-    with prefect_server(env, home / "server.log") as api:
+    with prefect_server(env, home / "server.log", db=prefect_db) as api:
         yield api, {**env, "PREFECT_API_URL": api}
 
 
