@@ -12,14 +12,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytest.importorskip("dvc")
-pytest.importorskip("prefect")
+from helpers import installed_or_skip
+
+installed_or_skip("dvc")
+installed_or_skip("prefect")
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT / "flows"))
+benchmark = None  # flows/benchmark.py, imported by the fixture below
 
-import benchmark  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def _import_benchmark() -> None:
+    """Import flows/benchmark.py (and Prefect, ~1 s) where this file's tests run, not in
+    every worker that only collects it."""
+    global benchmark
+    import benchmark
 
 
 def test_stage_order_is_dvcs(tmp_path):

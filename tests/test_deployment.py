@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from helpers import BIN, ROOT, free_port, prefect_server, stop_group
+from helpers import BIN, ROOT, free_port, installed_or_skip, prefect_server, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
-pytest.importorskip("prefect")
+installed_or_skip("prefect")
 
 SCHEDULE = str(ROOT / "flows" / "schedule.py")
 

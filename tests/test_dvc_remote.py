@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytest.importorskip("dvc")
-pytest.importorskip("prefect")
+from helpers import installed_or_skip
+
+installed_or_skip("dvc")
+installed_or_skip("prefect")
 
 from treeagent.pipeline import config  # noqa: E402
 

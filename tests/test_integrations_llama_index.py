@@ -7,16 +7,25 @@ import json
 from pathlib import Path
 
 import pytest
-from llama_index.core import Document
-from llama_index.core.node_parser import NodeParser
-from llama_index.core.schema import MetadataMode, NodeRelationship
-
-from treeagent.integrations.llama_index import TreeNodeParser
 
 SAMPLES = Path(__file__).parents[1] / "src" / "treeagent" / "samples"
 USGS = SAMPLES / "usgs_events.json"
 NVD = SAMPLES / "bench" / "json" / "nvd" / "nvdlib__CVE-2021-26855.json"
 BUDGET = 512
+# LlamaIndex's names, imported by the fixture below
+Document = NodeParser = MetadataMode = NodeRelationship = TreeNodeParser = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _import_llama_index() -> None:
+    """Import LlamaIndex (~1 s) where this file's tests run, not in every worker that
+    only collects it."""
+    global Document, NodeParser, MetadataMode, NodeRelationship, TreeNodeParser
+    from llama_index.core import Document
+    from llama_index.core.node_parser import NodeParser
+    from llama_index.core.schema import MetadataMode, NodeRelationship
+
+    from treeagent.integrations.llama_index import TreeNodeParser
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
+from helpers import installed_or_skip
 from treeagent.llm.models import SMOLLM2_GGUF, resolve_model
 from treeagent.pipeline import config
 
-pytest.importorskip("dvc")
+installed_or_skip("dvc")
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -19,8 +19,8 @@ import pytest
 from helpers import BIN, Project, installed_or_skip, ran, seed_prefect_home
 from treeagent.pipeline import config
 
-pytest.importorskip("dvc")
-pytest.importorskip("prefect")
+installed_or_skip("dvc")
+installed_or_skip("prefect")
 installed_or_skip("great_expectations")  # run by the stages, not here
 
 STAGES_BEFORE_EVALUATE = {"acquire", "validate_raw", "build", "validate_examples", "plan",

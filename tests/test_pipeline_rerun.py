@@ -19,13 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers import BIN, ROOT, copy_code, installed_or_skip, pipeline_env
 from treeagent.pipeline import config
 
-pytest.importorskip("dvc")
-pytest.importorskip("prefect")
-
-from helpers import BIN, ROOT, copy_code, installed_or_skip, pipeline_env  # noqa: E402
-
+installed_or_skip("dvc")
+installed_or_skip("prefect")
 installed_or_skip("great_expectations")  # run by the stages, not here
 from loopback_server import LoopbackOpenAI  # noqa: E402 (after the skips)
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BIN, ROOT, prefect_server, stop_group
+from helpers import BIN, ROOT, installed_or_skip, prefect_server, stop_group
 from treeagent.pipeline import config
 
 httpx = pytest.importorskip("httpx")
-pytest.importorskip("prefect")
+installed_or_skip("prefect")
 
 
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None,

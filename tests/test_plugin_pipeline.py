@@ -25,8 +25,8 @@ import pytest
 from helpers import ROOT, Project, installed_or_skip, ran
 from treeagent.pipeline import config
 
-pytest.importorskip("dvc")
-pytest.importorskip("prefect")
+installed_or_skip("dvc")
+installed_or_skip("prefect")
 installed_or_skip("great_expectations")  # run by the stages, not here
 from loopback_server import LoopbackOpenAI  # noqa: E402 (after the skips)
 

@@ -7,11 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from helpers import installed_or_skip, seed_prefect_home
 
-pytest.importorskip("prefect_dask")
-
-from helpers import seed_prefect_home  # noqa: E402
+installed_or_skip("prefect_dask")
 
 DRIVER = """
 import json, os, sys

@@ -19,15 +19,23 @@ import httpx
 import pytest
 import yaml
 
+from helpers import installed_or_skip
 from test_serve import DOUBLE, alive, free_ports, records
+from treeagent.llm import serve
 from treeagent.pipeline import config
 
-pytest.importorskip("prefect")
+installed_or_skip("prefect")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "flows"))
+benchmark = serve_flow = None  # flows/benchmark.py and flows/serve.py: the fixture below
 
-import benchmark  # noqa: E402
-import serve as serve_flow  # noqa: E402  (flows/serve.py)
-from treeagent.llm import serve  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def _import_flows() -> None:
+    """Import the flows (and Prefect, ~1 s) where this file's tests run, not in every
+    worker that only collects it."""
+    global benchmark, serve_flow
+    import benchmark
+    import serve as serve_flow
 
 
 @pytest.fixture
