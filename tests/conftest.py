@@ -3,9 +3,11 @@
 ``make test`` runs ``pytest -n <cores + 1> --dist loadfile``: each test file runs in order
 on one worker and shares its module fixtures, and the longest files start first (pytest-xdist's
 own order, most tests first, would leave the pipeline files, one to five tests each, to
-the end, so it is switched off here). (``--dist loadgroup`` with ``xdist_group`` marks
-did not keep a file together with the pytest and pytest-xdist releases this project
-resolves to: a file's tests went to both workers.) A worker's math libraries get its
+the end, so it is switched off here); a few groups of files that load the same heavy
+libraries in the worker (SmolLM2 in transformers, Great Expectations) go to one worker
+as one unit (``pytest_xdist_make_scheduler``). (``--dist loadgroup`` with
+``xdist_group`` marks did not keep a file together with the pytest and pytest-xdist
+releases this project resolves to: a file's unmarked tests went to both workers.) A worker's math libraries get its
 share of the cores (``OMP_NUM_THREADS``, read by torch in the worker and in the processes
 it starts), so two workers on two cores do not spin against each other. SmolLM2 is loaded
 once per worker process (``treeagent.llm.models.load_model`` keeps it; the converted
@@ -41,6 +43,43 @@ _SLOW_FIRST = ("test_pipeline.py", "test_pipeline_rerun.py", "test_plugin_pipeli
                "test_javascript_format.py", "test_llm_transformers.py",
                "test_second_readers.py", "test_js_twin.py", "test_bench_cells.py",
                "test_bench_variety.py", "test_hostile_formats.py", "test_yaml_format.py")
+
+# Files whose tests load the same heavy libraries in the worker run as one unit, on one
+# worker, so that one worker pays for them (measured in CPU s a process): SmolLM2 in
+# transformers (torch, transformers and the weights, ~5 s), Great Expectations' suites
+# (~2.5 s), the flows' Prefect and DVC (~1.5 s), the report's matplotlib and DuckDB
+# (~1 s). A unit starts where its first file is in the order above.
+_UNITS = {
+    "smollm2": ("test_plan.py", "test_agents_smollm2.py", "test_llm_transformers.py",
+                "test_cli_run.py", "test_engine_dtype.py", "test_agents_thinking.py"),
+    "great-expectations": ("test_bench_build.py", "test_second_readers.py",
+                           "test_bench_cells.py", "test_bench_variety.py",
+                           "test_bench_splits.py", "test_examples_gate.py", "test_export.py",
+                           "test_hostile_artifacts.py", "test_gates.py",
+                           "test_bench_validate.py"),
+    "prefect-dvc": ("test_agent_setup.py", "test_benchmark_stage_order.py",
+                    "test_report_provenance.py", "test_serve_flow.py", "test_dependencies.py",
+                    "test_dvc_deps.py"),
+    "report": ("test_report.py", "test_report_html.py", "test_report_uncertainty.py",
+               "test_report_browser.py", "test_report_match_rate.py",
+               "test_report_viewer.py"),
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile`` with each of :data:`_UNITS` handed out as one work unit."""
+    if getattr(config.option, "dist", "no") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    unit_of = {name: unit for unit, names in _UNITS.items() for name in names}
+
+    class UnitScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return unit_of.get(path.rsplit("/", 1)[-1], path)
+
+    return UnitScheduling(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
