@@ -3,11 +3,11 @@
 ``make test`` runs ``pytest -n <cores + 1> --dist loadfile``: each test file runs in order
 on one worker and shares its module fixtures, and the longest files start first (pytest-xdist's
 own order, most tests first, would leave the pipeline files, one to five tests each, to
-the end, so it is switched off here); a few groups of files that load the same heavy
-libraries in the worker (SmolLM2 in transformers, Great Expectations) go to one worker
-as one unit (``pytest_xdist_make_scheduler``). (``--dist loadgroup`` with
-``xdist_group`` marks did not keep a file together with the pytest and pytest-xdist
-releases this project resolves to: a file's unmarked tests went to both workers.) A worker's math libraries get its
+the end, so it is switched off here); the groups of files in ``_UNITS``, which load the
+same heavy libraries in the worker, each go to one worker as one unit
+(``pytest_xdist_make_scheduler``). (``--dist loadgroup`` with ``xdist_group`` marks did
+not keep a file together with the pytest and pytest-xdist releases this project resolves
+to: a file's unmarked tests went to both workers.) A worker's math libraries get its
 share of the cores (``OMP_NUM_THREADS``, read by torch in the worker and in the processes
 it starts), so two workers on two cores do not spin against each other. SmolLM2 is loaded
 once per worker process (``treeagent.llm.models.load_model`` keeps it; the converted
